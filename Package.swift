@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "rangefetch",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "RangeFetch", targets: ["RangeFetch"]),
+        .executable(name: "rangefetch", targets: ["rangefetch"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Typed, non-variadic wrappers over libcurl (Swift cannot call C variadics).
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // libcrypto's EVP digests.
+        .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("crypto")]),
+        // Syscalls Glibc does not export to Swift (fallocate needs _GNU_SOURCE).
+        .target(name: "CFileShims"),
+        .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims"]),
+        .executableTarget(
+            name: "rangefetch",
+            dependencies: [
+                "RangeFetch",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "RangeFetchTests",
+            dependencies: ["RangeFetch"],
+            path: "Tests/RangeFetchTests"
+        ),
+    ]
+)

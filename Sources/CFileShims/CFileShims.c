@@ -1,0 +1,7 @@
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include "CFileShims.h"
+
+int cfs_fallocate(int fd, off_t offset, off_t length) {
+    return fallocate(fd, 0, offset, length);
+}

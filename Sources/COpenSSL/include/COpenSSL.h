@@ -1,0 +1,6 @@
+// libcrypto's EVP digest interface, imported into Swift as a module.
+#ifndef COPENSSL_H
+#define COPENSSL_H
+#include <openssl/evp.h>
+#include <openssl/crypto.h>
+#endif

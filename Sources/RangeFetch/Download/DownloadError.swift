@@ -1,0 +1,96 @@
+/// Why a download (or a verification) failed, with a message a user can act on.
+///
+/// A struct around a private code, so new cases can be added without breaking callers; switch on
+/// ``category`` (which maps to the CLI's exit codes) and show ``message``.
+public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// Broad classes of failure; the CLI maps each to an exit code.
+    public struct Category: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+        /// Bad input: URL, options, arguments.
+        public static let usage = Category(name: "usage")
+        /// DNS, connection, TLS, timeouts, HTTP errors, servers that break the protocol.
+        public static let network = Category(name: "network")
+        /// The local file system: missing directory, permissions, disk full.
+        public static let fileSystem = Category(name: "file system")
+        /// A digest did not match.
+        public static let checksum = Category(name: "checksum")
+        /// The download was cancelled (Ctrl-C, SIGTERM, task cancellation).
+        public static let interrupted = Category(name: "interrupted")
+        /// Anything else.
+        public static let other = Category(name: "other")
+        public var description: String { name }
+    }
+
+    enum Code: Equatable, Sendable {
+        case invalidURL
+        case unsupportedScheme
+        case invalidOption
+        case transport(curlCode: Int32)
+        case httpStatus(Int)
+        case protocolViolation
+        /// Internal: the server answered a range request with the whole file; fall back to one stream.
+        case rangesNotHonoured
+        case remoteChanged
+        case fileSystem(errno: Int32)
+        case outputExists
+        case busy
+        case checksumMismatch
+        case cancelled
+    }
+
+    let code: Code
+    /// One line describing what failed, naming the URL, path, status or errno involved.
+    public let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The broad class of this failure.
+    public var category: Category {
+        switch code {
+        case .invalidURL, .unsupportedScheme, .invalidOption, .outputExists: .usage
+        case .transport, .httpStatus, .protocolViolation, .remoteChanged, .rangesNotHonoured: .network
+        case .fileSystem, .busy: .fileSystem
+        case .checksumMismatch: .checksum
+        case .cancelled: .interrupted
+        }
+    }
+
+    /// The HTTP status for failures caused by one, else `nil`.
+    public var httpStatus: Int? {
+        if case .httpStatus(let status) = code { return status }
+        return nil
+    }
+
+    /// The errno for local file-system failures, else `nil`.
+    public var errno: Int32? {
+        if case .fileSystem(let value) = code { return value }
+        return nil
+    }
+
+    /// Whether retrying the same request later could succeed (connection failures, 5xx, 408, 429).
+    public var isTransient: Bool {
+        switch code {
+        case .transport(let curlCode):
+            // 6: could not resolve host; 1: unsupported protocol; 3: malformed URL — not transient.
+            return ![1, 3, 6, 60, 77].contains(curlCode)
+        case .httpStatus(let status): return status >= 500 || status == 408 || status == 429
+        default: return false
+        }
+    }
+
+    public var description: String { message }
+
+    static func cancelled() -> DownloadError {
+        DownloadError(.cancelled, "interrupted")
+    }
+}
+
+extension DownloadError {
+    /// A usage error with `message`, for front ends built on the library.
+    public init(usageMessage message: String) {
+        self.init(.invalidOption, message)
+    }
+}

@@ -1,0 +1,80 @@
+/// Everything that shapes one download. Defaults suit a fast, careful download.
+public struct DownloadOptions: Sendable {
+    /// Where the file goes.
+    public enum Destination: Sendable, Equatable {
+        /// Exactly this path.
+        case file(String)
+        /// This directory, with the name the server suggests.
+        case directory(String)
+    }
+
+    /// What to do with a partial download left by an earlier run.
+    public enum ResumePolicy: Sendable, Equatable {
+        /// Continue where it stopped when the server still serves the same version.
+        case resume
+        /// Discard it and start over.
+        case restart
+    }
+
+    /// What to do with a file already at the final path that no journal describes.
+    public enum ExistingFilePolicy: Sendable, Equatable {
+        /// Report it complete when its size (and checksum, if given) match; otherwise stop.
+        case refuse
+        /// Replace it.
+        case overwrite
+        /// Treat its bytes as the beginning of the download (like `curl -C -`).
+        case continueFrom
+    }
+
+    /// Allowed values for ``connections``.
+    public static let connectionRange = 1...64
+    /// Smallest allowed ``minimumSegmentBytes``.
+    public static let smallestSegmentBytes: Int64 = 16 * 1024
+
+    public var destination: Destination = .directory(".")
+    /// Parallel connections (ranges in flight) at most.
+    public var connections = 8
+    /// No range is split below this size; small files get fewer connections.
+    public var minimumSegmentBytes: Int64 = 1 << 20
+    public var request = RequestOptions()
+    public var retry = RetryPolicy()
+    public var resume: ResumePolicy = .resume
+    public var existingFile: ExistingFilePolicy = .refuse
+    /// Digests the file must match before it is moved into place.
+    public var checksums: [DigestValue] = []
+    /// Verify digests the server advertises (`Repr-Digest`, `Digest`, `Content-MD5`).
+    public var verifyAdvertisedDigests = true
+    /// Keep a crash-safe resume journal. Off only to measure what it costs.
+    public var journal = true
+    /// Seconds between journal checkpoints.
+    public var checkpointIntervalSeconds: Double = 1
+    /// Per-connection coalescing buffer between libcurl and `pwrite`, in bytes.
+    public var writeBufferBytes = 1 << 20
+
+    public init() {}
+
+    /// Checks option values; throws a usage error naming the bad one.
+    public func validate() throws(DownloadError) {
+        guard Self.connectionRange.contains(connections) else {
+            throw DownloadError(.invalidOption, "connections must be between 1 and 64 (got \(connections))")
+        }
+        guard minimumSegmentBytes >= Self.smallestSegmentBytes else {
+            throw DownloadError(.invalidOption, "minimum segment size must be at least 16K (got \(minimumSegmentBytes) bytes)")
+        }
+        guard retry.maximumTries >= 1, retry.maximumTries <= 100 else {
+            throw DownloadError(.invalidOption, "max tries must be between 1 and 100 (got \(retry.maximumTries))")
+        }
+        guard retry.baseDelaySeconds >= 0, retry.baseDelaySeconds <= 600 else {
+            throw DownloadError(.invalidOption, "retry wait must be between 0 and 600 seconds")
+        }
+        if let limit = request.maximumBytesPerSecond, limit < 1024 {
+            throw DownloadError(.invalidOption, "max speed must be at least 1K per second (got \(limit))")
+        }
+        guard request.connectTimeoutSeconds >= 1 else {
+            throw DownloadError(.invalidOption, "connect timeout must be at least 1 second")
+        }
+        guard checkpointIntervalSeconds > 0, writeBufferBytes >= 16 * 1024 else {
+            throw DownloadError(.invalidOption, "checkpoint interval and write buffer must be positive")
+        }
+    }
+}

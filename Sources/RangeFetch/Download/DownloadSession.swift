@@ -1,0 +1,280 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One download from probe to rename, run start to finish on one thread.
+///
+/// Order of durable effects: bytes to `FINAL.part` (`pwrite`) → `fdatasync` → journal replaced
+/// atomically → … → final `fdatasync` → digests checked → `rename` to `FINAL` → directory
+/// `fsync` → journal removed. A crash at any point leaves either a resumable partial or the
+/// complete file.
+final class DownloadSession {
+    private let url: String
+    private let options: DownloadOptions
+    private let cancellation: CancellationFlag
+    private let emit: @Sendable (DownloadEvent) -> Void
+    private let startedAt = MonotonicTime.now()
+
+    init(url: String, options: DownloadOptions, cancellation: CancellationFlag,
+         emit: @escaping @Sendable (DownloadEvent) -> Void) {
+        self.url = url
+        self.options = options
+        self.cancellation = cancellation
+        self.emit = emit
+    }
+
+    func run() throws(DownloadError) -> DownloadSummary {
+        let remote = try Prober(request: options.request, cancellation: cancellation).probe(url)
+        emit(.probed(remote))
+        let paths = OutputPaths(destination: options.destination, suggestedName: remote.suggestedName)
+        try OutputPaths.checkFinalPath(paths.final)
+        let store = JournalStore(path: paths.journal)
+        let expected = expectedDigests(remote)
+
+        var adoptedPrefix: Int64 = 0
+        if FileSystem.kind(of: paths.final) == .regular && FileSystem.kind(of: paths.partial) == .missing {
+            store.remove() // stale: left by a crash between the final rename and its removal
+            switch options.existingFile {
+            case .refuse:
+                return try reportExisting(paths: paths, remote: remote, expected: expected)
+            case .overwrite:
+                break
+            case .continueFrom:
+                adoptedPrefix = try adopt(paths: paths, remote: remote)
+            }
+        }
+
+        let file = try wrap { () throws(SystemCallError) in try PartialFile(path: paths.partial, truncate: false) }
+        guard try wrap({ () throws(SystemCallError) in try file.tryLock() }) else {
+            throw DownloadError(.busy, "\(paths.partial) is in use by another rangefetch process; wait for it or choose another -o")
+        }
+        defer { file.close() }
+
+        let planner = SegmentPlanner(connections: options.connections, minimumSegmentBytes: options.minimumSegmentBytes)
+        if remote.isSegmentable, let size = remote.size {
+            let segments = try resumePoint(file: file, store: store, remote: remote, size: size,
+                                           planner: planner, adoptedPrefix: adoptedPrefix)
+            do {
+                return try transfer(remote: remote, size: size, segments: segments, mode: .ranged, file: file,
+                                    store: store, paths: paths, expected: expected)
+            } catch where error.code == .rangesNotHonoured {
+                emit(.warning("\(remote.finalURL): server ignored the Range header; downloading as one stream"))
+            }
+        }
+        store.remove()
+        try wrap { () throws(SystemCallError) in try file.truncate(to: 0) }
+        let whole = SegmentState(range: ByteRange(0, remote.size ?? Int64.max))
+        return try transfer(remote: remote, size: remote.size, segments: [whole], mode: .singleStream, file: file,
+                            store: nil, paths: paths, expected: expected)
+    }
+
+    // MARK: Deciding where to start
+
+    /// The segments to fetch: the journal's when it describes this very file, else a new plan.
+    private func resumePoint(file: PartialFile, store: JournalStore, remote: RemoteFile, size: Int64,
+                             planner: SegmentPlanner, adoptedPrefix: Int64) throws(DownloadError) -> [SegmentState] {
+        let partialSize = try wrap { () throws(SystemCallError) in try file.size() }
+        if adoptedPrefix > 0 {
+            let rest = planner.plan(size: size - adoptedPrefix).map {
+                SegmentState(range: ByteRange($0.lower + adoptedPrefix, $0.upper + adoptedPrefix))
+            }
+            return [SegmentState(range: ByteRange(0, adoptedPrefix), written: adoptedPrefix)] + rest
+        }
+        var reason: String?
+        if options.resume == .resume {
+            switch store.load() {
+            case .record(let record) where record.matches(remote) && partialSize == size:
+                return record.segments
+            case .record(let record) where record.url != remote.url:
+                reason = "\(file.path) belongs to a download of \(record.url), not \(remote.url)"
+            case .record(let record) where !record.matches(remote):
+                reason = "the file on the server changed since the partial download (\(Self.versionText(record.size, record.etag, record.lastModified)) → \(Self.versionText(size, remote.etag, remote.lastModified)))"
+            case .record:
+                reason = "\(file.path) is \(partialSize) bytes but its journal expects \(size)"
+            case .unreadable(let problem):
+                reason = "ignoring an unusable journal (\(problem))"
+            case .missing:
+                if partialSize > 0 { reason = "\(file.path) has no journal, so its bytes cannot be trusted" }
+            }
+        } else if partialSize > 0 {
+            reason = "--restart given"
+        }
+        if let reason { emit(.warning("\(reason); starting over")) }
+        try wrap { () throws(SystemCallError) in try file.truncate(to: 0) }
+        return planner.plan(size: size).map { SegmentState(range: $0) }
+    }
+
+    private static func versionText(_ size: Int64, _ etag: String?, _ lastModified: String?) -> String {
+        "\(size) bytes" + (etag.map { ", ETag \($0)" } ?? "") + (lastModified.map { ", \($0)" } ?? "")
+    }
+
+    /// A file already at the final path with no journal: complete (report it) or refuse.
+    private func reportExisting(paths: OutputPaths, remote: RemoteFile,
+                                expected: [(DigestValue, String)]) throws(DownloadError) -> DownloadSummary {
+        let existing = FileSystem.size(of: paths.final) ?? -1
+        guard let size = remote.size, existing == size else {
+            throw DownloadError(.outputExists, "\(paths.final) already exists (\(existing) bytes; the server has \(remote.size.map(String.init) ?? "an unknown number of") bytes). Use --continue to resume from its bytes or --overwrite to replace it")
+        }
+        var verified: [DigestValue] = []
+        if !expected.isEmpty {
+            let actual = try FileDigester.digests(ofFileAt: paths.final, algorithms: expected.map(\.0.algorithm))
+            try DigestCheck.compare(expected: expected, actual: actual, path: paths.final)
+            verified = actual
+        }
+        let summary = DownloadSummary(path: paths.final, bytes: size, transferredBytes: 0, resumedBytes: size,
+                                      elapsedSeconds: MonotonicTime.now() - startedAt, verified: verified,
+                                      alreadyComplete: true, segmented: false)
+        return summary
+    }
+
+    /// `--continue`: the existing final file becomes the partial file's verified-by-validators prefix.
+    private func adopt(paths: OutputPaths, remote: RemoteFile) throws(DownloadError) -> Int64 {
+        let existing = FileSystem.size(of: paths.final) ?? 0
+        guard remote.isSegmentable, let size = remote.size else {
+            throw DownloadError(.outputExists, "\(paths.final) exists and the server does not serve ranges, so it cannot be continued; use --overwrite")
+        }
+        guard existing <= size else {
+            throw DownloadError(.outputExists, "\(paths.final) (\(existing) bytes) is larger than the file on the server (\(size) bytes); use --overwrite")
+        }
+        try wrap { () throws(SystemCallError) in try FileSystem.durableRename(paths.final, to: paths.partial) }
+        emit(.warning("continuing from the \(existing) bytes already in \(paths.final)"))
+        return existing
+    }
+
+    // MARK: Transfer, verify, commit
+
+    private func transfer(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
+                          file: PartialFile, store: JournalStore?, paths: OutputPaths,
+                          expected: [(DigestValue, String)]) throws(DownloadError) -> DownloadSummary {
+        let resumed = segments.writtenBytes
+        if let size {
+            try checkFreeSpace(paths: paths, file: file, size: size)
+            try wrap { () throws(SystemCallError) in try file.preallocate(size: size) }
+        }
+        let checkpointer = try startJournal(store: store, remote: remote, size: size, segments: segments, file: file)
+        let hasher = expected.isEmpty ? nil : PrefixHasher(file: file, algorithms: expected.map(\.0.algorithm))
+        emit(.started(DownloadStart(path: paths.final, totalBytes: size, resumedBytes: resumed,
+                                    segments: segments.filter { !$0.isComplete }.count,
+                                    connections: options.connections, segmented: mode == .ranged)))
+
+        let configuration = EngineConfiguration(
+            remote: remote, mode: mode, segments: segments, connections: mode == .ranged ? options.connections : 1,
+            planner: SegmentPlanner(connections: options.connections, minimumSegmentBytes: options.minimumSegmentBytes),
+            request: options.request, retry: options.retry, writeBufferBytes: options.writeBufferBytes,
+            checkpointIntervalSeconds: options.checkpointIntervalSeconds)
+        let tracker = ProgressTracker(totalBytes: size, emit: emit)
+        let emit = self.emit
+        let engine = TransferEngine(configuration: configuration, file: file, cancellation: cancellation) { event in
+            switch event {
+            case .progress(let received, let contiguous, let connections):
+                tracker.update(receivedBytes: received, activeConnections: connections)
+                hasher?.advance(to: contiguous)
+            case .checkpoint(let states):
+                checkpointer?.submit(states)
+            case .retrying(let notice):
+                emit(.retrying(notice))
+            case .warning(let message):
+                emit(.warning(message))
+            }
+        }
+        do {
+            try engine.run()
+        } catch {
+            if let checkpointer, error.code != .rangesNotHonoured {
+                try? checkpointer.finish(engine.segmentStates)
+            }
+            if error.code == .cancelled {
+                throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial) — rerun the same command to resume")
+            }
+            throw error
+        }
+
+        let finalSize = size ?? engine.segmentStates.writtenBytes
+        try wrap { () throws(SystemCallError) in
+            if size == nil { try file.truncate(to: finalSize) }
+            try file.synchronize()
+        }
+        var verified: [DigestValue] = []
+        if let hasher {
+            let actual = try wrap { () throws(SystemCallError) in try hasher.finish(size: finalSize) }
+            do {
+                try DigestCheck.compare(expected: expected, actual: actual, path: paths.final)
+            } catch {
+                store?.remove()
+                try? FileSystem.durableRename(paths.partial, to: paths.rejected)
+                throw DownloadError(error.code, "\(error.message); the bytes received were kept as \(paths.rejected)")
+            }
+            verified = actual
+            for (want, source) in expected { emit(.verified(want, source: source)) }
+        }
+        try wrap { () throws(SystemCallError) in try FileSystem.durableRename(paths.partial, to: paths.final) }
+        store?.remove()
+        return DownloadSummary(path: paths.final, bytes: finalSize, transferredBytes: finalSize - resumed,
+                               resumedBytes: resumed, elapsedSeconds: MonotonicTime.now() - startedAt,
+                               verified: verified, alreadyComplete: false, segmented: mode == .ranged)
+    }
+
+    /// Writes the first journal record (durably) and returns the checkpointer that keeps it
+    /// current, or `nil` when this download keeps no journal.
+    private func startJournal(store: JournalStore?, remote: RemoteFile, size: Int64?, segments: [SegmentState],
+                              file: PartialFile) throws(DownloadError) -> Checkpointer? {
+        guard let store, options.journal, let size else {
+            store?.remove()
+            return nil
+        }
+        let writer = Checkpointer(file: file, store: store, identity: JournalRecord(remote: remote, size: size, segments: segments))
+        try wrap { () throws(SystemCallError) in try writer.finish(segments) }
+        return writer
+    }
+
+    /// Expected digests with where each came from: the user's, then the server's (if enabled).
+    private func expectedDigests(_ remote: RemoteFile) -> [(DigestValue, String)] {
+        var expected = options.checksums.map { ($0, "--checksum") }
+        if options.verifyAdvertisedDigests {
+            for advertised in remote.advertisedDigests where !expected.contains(where: { $0.0.algorithm == advertised.algorithm }) {
+                if let value = DigestValue(algorithm: advertised.algorithm, hex: advertised.hex) {
+                    expected.append((value, "server's \(advertised.header) header"))
+                }
+            }
+        }
+        return expected
+    }
+
+    private func checkFreeSpace(paths: OutputPaths, file: PartialFile, size: Int64) throws(DownloadError) {
+        let allocated = (try? file.size()) ?? 0
+        guard let available = FileSystem.availableBytes(at: FileSystem.directoryName(of: paths.partial)),
+              size - allocated > available else { return }
+        throw DownloadError(.fileSystem(errno: ENOSPC), "not enough free space for \(paths.final): need \(ByteCount.format(size - allocated)), \(ByteCount.format(available)) available")
+    }
+
+    private func wrap<Value>(_ body: () throws(SystemCallError) -> Value) throws(DownloadError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw error.downloadError
+        }
+    }
+}
+
+/// Turns raw byte counts from the engine into progress events with speed and ETA, at most
+/// every quarter second.
+final class ProgressTracker: @unchecked Sendable {
+    private let totalBytes: Int64?
+    private let emit: @Sendable (DownloadEvent) -> Void
+    private var rate = RateEstimator()
+
+    init(totalBytes: Int64?, emit: @escaping @Sendable (DownloadEvent) -> Void) {
+        self.totalBytes = totalBytes
+        self.emit = emit
+    }
+
+    /// Called on the engine thread only.
+    func update(receivedBytes: Int64, activeConnections: Int) {
+        rate.record(bytes: receivedBytes, at: MonotonicTime.now())
+        let remaining = totalBytes.map { $0 - receivedBytes }
+        emit(.progress(DownloadProgress(receivedBytes: receivedBytes, totalBytes: totalBytes,
+                                        bytesPerSecond: rate.bytesPerSecond,
+                                        etaSeconds: remaining.flatMap { rate.eta(remaining: $0) },
+                                        activeConnections: activeConnections)))
+    }
+}

@@ -1,0 +1,78 @@
+import Dispatch
+import Synchronization
+
+/// Records progress durably off the transfer thread: `fdatasync` the partial file, then write
+/// the journal. Data first, record second, so the journal never claims bytes not on disk.
+///
+/// Submissions while a checkpoint is being written are coalesced: only the newest snapshot is
+/// written next. The transfer thread never waits for a disk flush except in ``finish(_:)``.
+final class Checkpointer: Sendable {
+    private let file: PartialFile
+    private let store: JournalStore
+    private let identity: JournalRecord
+    private let queue = DispatchQueue(label: "rangefetch.checkpoint")
+    private let state = Mutex<State>(State())
+
+    private struct State {
+        var pending: [SegmentState]?
+        var scheduled = false
+        var failure: SystemCallError?
+        /// Bytes recorded by the last completed checkpoint.
+        var recordedBytes: Int64 = 0
+    }
+
+    /// - Parameter identity: the record to write, whose segments each checkpoint replaces.
+    init(file: PartialFile, store: JournalStore, identity: JournalRecord) {
+        self.file = file
+        self.store = store
+        self.identity = identity
+    }
+
+    /// Queues `segments` (all bytes already passed to `pwrite`) to be recorded soon.
+    func submit(_ segments: [SegmentState]) {
+        let shouldSchedule = state.withLock { state -> Bool in
+            state.pending = segments
+            guard !state.scheduled else { return false }
+            state.scheduled = true
+            return true
+        }
+        guard shouldSchedule else { return }
+        queue.async { self.drain() }
+    }
+
+    /// Waits for queued checkpoints, then durably records `segments`. Throws the first failure
+    /// any checkpoint met.
+    func finish(_ segments: [SegmentState]) throws(SystemCallError) {
+        queue.sync {}
+        state.withLock { $0.pending = nil }
+        try record(segments)
+        if let failure = state.withLock({ $0.failure }) { throw failure }
+    }
+
+    private func drain() {
+        while true {
+            let next = state.withLock { state -> [SegmentState]? in
+                guard let pending = state.pending else {
+                    state.scheduled = false
+                    return nil
+                }
+                state.pending = nil
+                return pending
+            }
+            guard let next else { return }
+            do {
+                try record(next)
+            } catch {
+                state.withLock { if $0.failure == nil { $0.failure = error } }
+            }
+        }
+    }
+
+    private func record(_ segments: [SegmentState]) throws(SystemCallError) {
+        try file.synchronize()
+        var record = identity
+        record.segments = segments
+        try store.write(record)
+        state.withLock { $0.recordedBytes = record.writtenBytes }
+    }
+}

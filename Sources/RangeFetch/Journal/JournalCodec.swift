@@ -1,0 +1,59 @@
+import Foundation
+
+/// Turns a ``JournalRecord`` into bytes and back, refusing anything torn or tampered with.
+///
+/// Layout: one header line `rangefetch-journal <version> sha256:<hex of body>` then the body,
+/// a JSON object. A truncated write, a flipped bit or a foreign file fails the checksum.
+public enum JournalCodec {
+    static let magic = "rangefetch-journal"
+
+    public enum DecodeError: Error, Equatable, CustomStringConvertible {
+        case notAJournal
+        case unsupportedVersion(Int)
+        case checksumMismatch
+        case malformed(String)
+
+        public var description: String {
+            switch self {
+            case .notAJournal: "not a rangefetch journal"
+            case .unsupportedVersion(let version): "journal version \(version) is not supported"
+            case .checksumMismatch: "journal checksum does not match (torn or damaged write)"
+            case .malformed(let detail): "malformed journal: \(detail)"
+            }
+        }
+    }
+
+    public static func encode(_ record: JournalRecord) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain value types cannot fail.
+        let body = (try? encoder.encode(record)).map { Array($0) } ?? []
+        let digest = Digest(.sha256)
+        digest.update(body)
+        let header = "\(magic) \(record.version) sha256:\(digest.finalize().hex)\n"
+        return Array(header.utf8) + body
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> JournalRecord {
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { throw .notAJournal }
+        let header = String(decoding: bytes[..<newline], as: UTF8.self).split(separator: " ")
+        guard header.count == 3, header[0] == magic, header[2].hasPrefix("sha256:") else { throw .notAJournal }
+        guard let version = Int(header[1]) else { throw .notAJournal }
+        guard version == JournalRecord.currentVersion else { throw .unsupportedVersion(version) }
+        let body = Array(bytes[(newline + 1)...])
+        let digest = Digest(.sha256)
+        digest.update(body)
+        guard digest.finalize().hex == header[2].dropFirst("sha256:".count) else { throw .checksumMismatch }
+        let record: JournalRecord
+        do {
+            record = try JSONDecoder().decode(JournalRecord.self, from: Data(body))
+        } catch {
+            throw .malformed("\(error)")
+        }
+        guard record.size >= 0, record.segments.coversExactly(size: record.size),
+              record.segments.allSatisfy({ $0.written >= 0 && $0.written <= $0.range.count }) else {
+            throw .malformed("segments do not cover the file exactly")
+        }
+        return record
+    }
+}

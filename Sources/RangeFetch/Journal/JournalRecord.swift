@@ -1,0 +1,34 @@
+/// The resume record kept beside a partial file: which file this is and how much of each
+/// segment is durably on disk. See `docs/journal-format.md`.
+public struct JournalRecord: Sendable, Equatable, Codable {
+    /// Format version; a reader refuses versions it does not know.
+    public static let currentVersion = 1
+
+    public var version: Int = JournalRecord.currentVersion
+    /// The URL the user asked for (the identity of the download).
+    public var url: String
+    /// Where ranges were fetched from after redirects.
+    public var finalURL: String
+    public var size: Int64
+    public var etag: String?
+    public var lastModified: String?
+    /// The segments covering `[0, size)` exactly, in ascending order, with bytes written.
+    public var segments: [SegmentState]
+
+    public init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
+        url = remote.url
+        finalURL = remote.finalURL
+        self.size = size
+        etag = remote.etag
+        lastModified = remote.lastModified
+        self.segments = segments
+    }
+
+    /// Bytes the record claims are on disk.
+    public var writtenBytes: Int64 { segments.writtenBytes }
+
+    /// Whether `remote` is the same file, in the same version, this record describes.
+    public func matches(_ remote: RemoteFile) -> Bool {
+        remote.url == url && remote.size == size && remote.etag == etag && remote.lastModified == lastModified
+    }
+}

@@ -1,0 +1,35 @@
+/// A half-open range of byte offsets `lower..<upper` within a remote file.
+///
+/// This is the only type that turns offsets into the inclusive `bytes=first-last` form HTTP uses,
+/// so off-by-one mistakes have exactly one place to live.
+public struct ByteRange: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// First byte offset in the range.
+    public var lower: Int64
+    /// One past the last byte offset.
+    public var upper: Int64
+
+    /// Creates `lower..<upper`. `lower` must not exceed `upper`.
+    public init(_ lower: Int64, _ upper: Int64) {
+        precondition(lower >= 0 && lower <= upper, "invalid byte range \(lower)..<\(upper)")
+        self.lower = lower
+        self.upper = upper
+    }
+
+    /// Number of bytes in the range.
+    public var count: Int64 { upper - lower }
+    public var isEmpty: Bool { lower == upper }
+
+    /// The value of an HTTP `Range` header for this range, without the `bytes=` unit
+    /// (as `CURLOPT_RANGE` expects): `0..<10` becomes `0-9`. Empty ranges have no HTTP form.
+    public var httpRangeSpec: String {
+        precondition(!isEmpty, "an empty range cannot be requested")
+        return "\(lower)-\(upper - 1)"
+    }
+
+    /// The range from `offset` to this range's end; `offset` is clamped into the range.
+    public func suffix(from offset: Int64) -> ByteRange {
+        ByteRange(min(max(offset, lower), upper), upper)
+    }
+
+    public var description: String { "[\(lower), \(upper))" }
+}

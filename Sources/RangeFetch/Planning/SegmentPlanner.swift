@@ -1,0 +1,46 @@
+/// Splits a file into the byte ranges that are downloaded in parallel.
+///
+/// The plan covers `[0, size)` exactly — no gap, no overlap — in ascending order. Every range is
+/// at least `minimumSegmentBytes` long unless the whole file is smaller than that, so small files
+/// get fewer ranges than connections.
+public struct SegmentPlanner: Sendable {
+    /// Upper bound on parallel connections a plan may ask for.
+    public var connections: Int
+    /// No range in a multi-range plan is shorter than this many bytes.
+    public var minimumSegmentBytes: Int64
+
+    public init(connections: Int, minimumSegmentBytes: Int64) {
+        precondition(connections >= 1, "at least one connection")
+        precondition(minimumSegmentBytes >= 1, "minimum segment must be positive")
+        self.connections = connections
+        self.minimumSegmentBytes = minimumSegmentBytes
+    }
+
+    /// The ranges for a file of `size` bytes; empty for an empty file.
+    public func plan(size: Int64) -> [ByteRange] {
+        precondition(size >= 0, "negative size")
+        guard size > 0 else { return [] }
+        let count = Int(min(Int64(connections), max(1, size / minimumSegmentBytes)))
+        let base = size / Int64(count)
+        let remainder = size % Int64(count)
+        var ranges: [ByteRange] = []
+        ranges.reserveCapacity(count)
+        var lower: Int64 = 0
+        for index in 0..<count {
+            // The first `remainder` ranges take one extra byte each.
+            let length = base + (Int64(index) < remainder ? 1 : 0)
+            ranges.append(ByteRange(lower, lower + length))
+            lower += length
+        }
+        return ranges
+    }
+
+    /// Where to split an outstanding range so an idle connection can take its second half
+    /// (work stealing), or `nil` when both halves would fall under the minimum segment size.
+    ///
+    /// - Parameter remaining: the bytes of a busy segment not yet received.
+    public func stealPoint(remaining: ByteRange) -> Int64? {
+        guard remaining.count >= 2 * minimumSegmentBytes else { return nil }
+        return remaining.lower + remaining.count / 2
+    }
+}

@@ -1,0 +1,126 @@
+import CCurl
+
+/// Asks the server about a file: a `HEAD` request, or where that is refused a `GET` of the first
+/// byte (`Range: bytes=0-0`) whose body is abandoned after the headers.
+///
+/// Blocking: run it off the cooperative thread pool (``Downloader`` does).
+struct Prober {
+    var request: RequestOptions
+    var cancellation: CancellationFlag
+
+    func probe(_ url: String) throws(DownloadError) -> RemoteFile {
+        let head = try exchange(url, method: .head)
+        if (200..<300).contains(head.response.status), head.response.contentLength != nil || head.response["accept-ranges"] != nil {
+            return remoteFile(url: url, finalURL: head.finalURL, response: head.response)
+        }
+        // HEAD refused, failed, or said too little: ask for the first byte instead.
+        let get = try exchange(url, method: .firstByte)
+        let status = get.response.status
+        guard (200..<300).contains(status) else {
+            throw DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Self.reason(status))")
+        }
+        var file = remoteFile(url: url, finalURL: get.finalURL, response: get.response)
+        if status == 206 {
+            guard let contentRange = get.response.contentRange, contentRange.range == ByteRange(0, 1) else {
+                throw DownloadError(.protocolViolation,
+                                    "\(url): server answered a request for byte 0 with Content-Range \(get.response["content-range"] ?? "(none)")")
+            }
+            file.acceptsRanges = true
+            file.size = contentRange.completeLength
+        } else {
+            file.acceptsRanges = false
+        }
+        return file
+    }
+
+    private enum Method { case head, firstByte }
+
+    private struct Exchange {
+        var response: ResponseHead
+        var finalURL: String
+    }
+
+    private func exchange(_ url: String, method: Method) throws(DownloadError) -> Exchange {
+        let easy = CurlEasy()
+        request.configure(easy, url: url)
+        let collector = ProbeCollector(cancellation: cancellation)
+        let userdata = Unmanaged.passUnretained(collector).toOpaque()
+        easy.setHeaderCallback(probeHeaderCallback, userdata: userdata)
+        easy.setWriteCallback(probeWriteCallback, userdata: userdata)
+        easy.setProgressCallback(probeProgressCallback, userdata: userdata)
+        switch method {
+        case .head: easy.set(CURLOPT_NOBODY, true)
+        case .firstByte: easy.set(CURLOPT_RANGE, ByteRange(0, 1).httpRangeSpec)
+        }
+        let result = withExtendedLifetime(collector) { easy.perform() }
+        if cancellation.isCancelled { throw .cancelled() }
+        // A write error is how we abandon a body we do not want; the head is what we came for.
+        if result != CURLE_OK && !(result == CURLE_WRITE_ERROR && collector.head.isComplete) {
+            throw TransferFailure.curl(result, url: url, detail: nil)
+        }
+        return Exchange(response: collector.head, finalURL: easy.effectiveURL ?? url)
+    }
+
+    private func remoteFile(url: String, finalURL: String, response: ResponseHead) -> RemoteFile {
+        let encoded = response.hasContentEncoding
+        let name = response["content-disposition"].flatMap(FileName.fromContentDisposition)
+            ?? FileName.fromURLPath(URLParts(finalURL)?.path ?? "")
+            ?? FileName.fallback
+        return RemoteFile(
+            url: url,
+            finalURL: finalURL,
+            size: encoded ? nil : response.contentLength,
+            acceptsRanges: !encoded && (response["accept-ranges"]?.lowercased().contains("bytes") ?? false),
+            etag: response["etag"],
+            lastModified: response["last-modified"],
+            suggestedName: FileName.sanitize(name),
+            advertisedDigests: AdvertisedDigestParser.parse(response)
+        )
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 401: " (authentication required: pass --user or credentials in the URL)"
+        case 403: " (forbidden)"
+        case 404: " (not found)"
+        case 407: " (proxy authentication required)"
+        case 410: " (gone)"
+        case 416: " (range not satisfiable)"
+        case 429: " (too many requests)"
+        case 500..<600: " (server error)"
+        default: ""
+        }
+    }
+}
+
+/// Receives the probe's callbacks; reached through libcurl's userdata pointer.
+private final class ProbeCollector {
+    var head = ResponseHead()
+    let cancellation: CancellationFlag
+    init(cancellation: CancellationFlag) { self.cancellation = cancellation }
+}
+
+private func probeHeaderCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
+) -> Int {
+    guard let data, let userdata else { return 0 }
+    let collector = Unmanaged<ProbeCollector>.fromOpaque(userdata).takeUnretainedValue()
+    let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
+    collector.head.consume(line: String(decoding: bytes, as: UTF8.self))
+    return size * count
+}
+
+private func probeWriteCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
+) -> Int {
+    // Bodies of followed redirects never reach here; the final body is not wanted.
+    0
+}
+
+private func probeProgressCallback(
+    _ userdata: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
+    _ ultotal: curl_off_t, _ ulnow: curl_off_t
+) -> Int32 {
+    guard let userdata else { return 0 }
+    return Unmanaged<ProbeCollector>.fromOpaque(userdata).takeUnretainedValue().cancellation.isCancelled ? 1 : 0
+}

@@ -1,0 +1,42 @@
+/// What the server says about a file before any range is fetched.
+public struct RemoteFile: Sendable, Equatable, Codable {
+    /// The URL the user asked for.
+    public var url: String
+    /// The URL after redirects; ranges are fetched from here.
+    public var finalURL: String
+    /// Length in bytes, when the server sent one for the unencoded body.
+    public var size: Int64?
+    /// Whether the server serves byte ranges (`Accept-Ranges: bytes` or a 206 answer).
+    public var acceptsRanges: Bool
+    /// Entity tag, as sent (with quotes, possibly `W/`).
+    public var etag: String?
+    /// `Last-Modified`, as sent.
+    public var lastModified: String?
+    /// A safe file name for the download (Content-Disposition, else the URL path).
+    public var suggestedName: String
+    /// Digests the server advertised for the whole file (`Repr-Digest`, `Digest`, `Content-MD5`).
+    public var advertisedDigests: [AdvertisedDigest]
+
+    /// Whether the file can be fetched as parallel ranges.
+    public var isSegmentable: Bool { acceptsRanges && size != nil }
+
+    /// The validator to send with `If-Range`: a strong ETag, else Last-Modified.
+    var ifRangeValidator: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
+    /// Whether `other` describes the same version of the file (size and validators).
+    public func isSameVersion(as other: RemoteFile) -> Bool {
+        size == other.size && etag == other.etag && lastModified == other.lastModified
+    }
+}
+
+/// A digest a server advertised for the complete file.
+public struct AdvertisedDigest: Sendable, Equatable, Codable {
+    public var algorithm: DigestAlgorithm
+    /// Lower-case hex.
+    public var hex: String
+    /// The header it came from, for messages.
+    public var header: String
+}

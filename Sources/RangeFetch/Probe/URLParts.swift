@@ -1,0 +1,44 @@
+import CCurl
+
+/// A URL checked and split by libcurl's own parser (`curl_url`), so we accept exactly what the
+/// transfer will.
+public struct URLParts: Sendable, Equatable {
+    public var scheme: String
+    public var host: String
+    public var path: String
+    public var user: String?
+    public var password: String?
+
+    /// Parses `text`; `nil` when libcurl cannot.
+    public init?(_ text: String) {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else { return nil }
+        func part(_ which: CURLUPart) -> String? {
+            var pointer: UnsafeMutablePointer<CChar>?
+            guard curl_url_get(handle, which, &pointer, 0) == CURLUE_OK, let pointer else { return nil }
+            defer { curl_free(pointer) }
+            return String(cString: pointer)
+        }
+        guard let scheme = part(CURLUPART_SCHEME), let host = part(CURLUPART_HOST) else { return nil }
+        self.scheme = scheme.lowercased()
+        self.host = host
+        self.path = part(CURLUPART_PATH) ?? "/"
+        self.user = part(CURLUPART_USER).flatMap { FileName.percentDecode($0) }
+        self.password = part(CURLUPART_PASSWORD).flatMap { FileName.percentDecode($0) }
+    }
+
+    /// Checks that `text` is an absolute http(s) URL with a host.
+    public static func validate(_ text: String) throws(DownloadError) -> URLParts {
+        guard text.contains("://") else {
+            throw DownloadError(.invalidURL, "\(text): not a URL (expected http:// or https://)")
+        }
+        guard let parts = URLParts(text), !parts.host.isEmpty else {
+            throw DownloadError(.invalidURL, "\(text): malformed URL")
+        }
+        guard parts.scheme == "http" || parts.scheme == "https" else {
+            throw DownloadError(.unsupportedScheme, "\(text): unsupported scheme '\(parts.scheme)' (only http and https)")
+        }
+        return parts
+    }
+}

@@ -1,0 +1,68 @@
+/// What a download reports while it runs, in order: `probed`, `started`, then any number of
+/// `progress`, `retrying` and `warning`, then `verified` for each digest checked, then
+/// `finished` (on failure the download throws instead).
+public enum DownloadEvent: Sendable {
+    case probed(RemoteFile)
+    case started(DownloadStart)
+    case progress(DownloadProgress)
+    case retrying(RetryNotice)
+    case warning(String)
+    case verified(DigestValue, source: String)
+    case finished(DownloadSummary)
+}
+
+/// The moment transfers begin.
+public struct DownloadStart: Sendable, Equatable {
+    /// The final path the file will have.
+    public var path: String
+    /// Total bytes, when known.
+    public var totalBytes: Int64?
+    /// Bytes already on disk from an earlier run.
+    public var resumedBytes: Int64
+    /// Segments in the initial plan (1 for a single stream).
+    public var segments: Int
+    /// Connections allowed at once.
+    public var connections: Int
+    /// Whether ranges are fetched in parallel (`false`: one plain stream).
+    public var segmented: Bool
+}
+
+/// A progress report, at most a few per second.
+public struct DownloadProgress: Sendable, Equatable {
+    /// Bytes of the file received so far, including any resumed prefix.
+    public var receivedBytes: Int64
+    public var totalBytes: Int64?
+    /// Speed over the last few seconds in bytes per second, counting only bytes of this run.
+    public var bytesPerSecond: Double
+    /// Estimated seconds to completion, when the total and a speed are known.
+    public var etaSeconds: Double?
+    public var activeConnections: Int
+
+    /// Completed fraction in `0...1`, when the total is known.
+    public var fraction: Double? {
+        guard let totalBytes else { return nil }
+        return totalBytes == 0 ? 1 : Double(receivedBytes) / Double(totalBytes)
+    }
+}
+
+/// The outcome of a successful download.
+public struct DownloadSummary: Sendable, Equatable {
+    /// Where the complete file is.
+    public var path: String
+    public var bytes: Int64
+    /// Bytes fetched by this run (excludes the resumed prefix).
+    public var transferredBytes: Int64
+    public var resumedBytes: Int64
+    public var elapsedSeconds: Double
+    /// Digests that were checked and matched.
+    public var verified: [DigestValue]
+    /// The file was already complete; nothing was fetched.
+    public var alreadyComplete: Bool
+    /// Whether ranges were fetched in parallel.
+    public var segmented: Bool
+
+    /// Average speed of this run in bytes per second.
+    public var bytesPerSecond: Double {
+        elapsedSeconds > 0 ? Double(transferredBytes) / elapsedSeconds : 0
+    }
+}

@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failed system call: which C function, on which path, and the errno it left.
+struct SystemCallError: Error, Sendable, CustomStringConvertible {
+    var function: String
+    var path: String
+    var errno: Int32
+
+    var description: String {
+        "\(function) \(path): \(String(cString: strerror(errno)))"
+    }
+
+    /// The same failure as a user-facing download error.
+    var downloadError: DownloadError {
+        var hint = ""
+        switch errno {
+        case ENOSPC, EDQUOT: hint = " (free some space; rerunning the same command resumes)"
+        case EACCES, EPERM, EROFS: hint = " (choose a writable location with -o or -d)"
+        case ENOENT: hint = " (does the directory exist?)"
+        default: break
+        }
+        return DownloadError(.fileSystem(errno: errno), "\(self)\(hint)")
+    }
+}
+
+/// The one funnel for raw file-system calls: retries on `EINTR` and turns `-1` into a
+/// ``SystemCallError`` naming the function, path and errno.
+///
+/// Tests inject failures (`ENOSPC`, `EIO`) through ``FaultInjection``.
+enum SystemCall {
+    /// Runs `body` (a C call returning -1 and setting errno on failure) until it does not fail
+    /// with `EINTR`.
+    @discardableResult
+    static func check<Result: BinaryInteger>(
+        _ function: String, path: String, _ body: () -> Result
+    ) throws(SystemCallError) -> Result {
+        while true {
+            if let injected = FaultInjection.errno(for: function) {
+                throw SystemCallError(function: function, path: path, errno: injected)
+            }
+            let result = body()
+            if result != -1 { return result }
+            let error = Glibc.errno
+            if error == EINTR { continue }
+            throw SystemCallError(function: function, path: path, errno: error)
+        }
+    }
+}
+
+/// Lets tests make a named system call fail with a chosen errno (`RANGEFETCH_FAULT=pwrite:28`).
+/// Read once from the environment; off unless set.
+enum FaultInjection {
+    private static let rule: (function: String, errno: Int32)? = {
+        guard let raw = getenv("RANGEFETCH_FAULT") else { return nil }
+        let parts = String(cString: raw).split(separator: ":")
+        guard parts.count == 2, let value = Int32(parts[1]) else { return nil }
+        return (String(parts[0]), value)
+    }()
+
+    static func errno(for function: String) -> Int32? {
+        guard let rule, rule.function == function else { return nil }
+        return rule.errno
+    }
+}

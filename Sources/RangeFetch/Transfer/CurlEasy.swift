@@ -1,0 +1,105 @@
+import CCurl
+
+/// One libcurl easy handle (`CURL *`): a single request and its options.
+///
+/// Not thread-safe: create, configure and perform it on one thread (the engine's or the probe's).
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+    /// libcurl keeps a pointer to the header list until the handle is done with it.
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+
+    init() {
+        CurlGlobal.initialize()
+        guard let handle = curl_easy_init() else {
+            fatalError("curl_easy_init failed: out of memory")
+        }
+        self.handle = handle
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        curl_slist_free_all(headerList)
+    }
+
+    func set(_ option: CURLoption, _ value: Int) {
+        ccurl_easy_setopt_long(handle, option, value)
+    }
+
+    func set(_ option: CURLoption, _ value: Bool) {
+        ccurl_easy_setopt_long(handle, option, value ? 1 : 0)
+    }
+
+    /// libcurl copies string options, so `value` need not outlive the call.
+    func set(_ option: CURLoption, _ value: String) {
+        ccurl_easy_setopt_string(handle, option, value)
+    }
+
+    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) {
+        ccurl_easy_setopt_pointer(handle, option, pointer)
+    }
+
+    func setWriteCallback(_ callback: curl_write_callback, userdata: UnsafeMutableRawPointer) {
+        ccurl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, callback)
+        ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata)
+    }
+
+    func setHeaderCallback(_ callback: curl_write_callback, userdata: UnsafeMutableRawPointer) {
+        ccurl_easy_setopt_write_callback(handle, CURLOPT_HEADERFUNCTION, callback)
+        ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata)
+    }
+
+    func setProgressCallback(_ callback: curl_xferinfo_callback, userdata: UnsafeMutableRawPointer) {
+        ccurl_easy_setopt_xferinfo_callback(handle, callback)
+        ccurl_easy_setopt_pointer(handle, CURLOPT_XFERINFODATA, userdata)
+        set(CURLOPT_NOPROGRESS, false)
+    }
+
+    /// Replaces the request's extra header lines (`Name: value`).
+    func setHeaders(_ lines: [String]) {
+        let old = headerList
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines { list = curl_slist_append(list, line) }
+        ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list)
+        headerList = list
+        curl_slist_free_all(old)
+    }
+
+    /// Runs the request to completion on the calling thread (`curl_easy_perform`).
+    func perform() -> CURLcode {
+        curl_easy_perform(handle)
+    }
+
+    /// The last response's status code (0 when none arrived).
+    var responseCode: Int {
+        var code = 0
+        ccurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    /// The URL of the last request, after redirects.
+    var effectiveURL: String? {
+        var pointer: UnsafeMutablePointer<CChar>?
+        ccurl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &pointer)
+        return pointer.map { String(cString: $0) }
+    }
+}
+
+/// `curl_global_init`, exactly once per process, before any handle exists.
+enum CurlGlobal {
+    private static let initialized: Bool = {
+        curl_global_init(CCURL_GLOBAL_DEFAULT)
+        return true
+    }()
+
+    static func initialize() {
+        _ = initialized
+    }
+
+    /// The libcurl version string, e.g. `libcurl/7.88.1 OpenSSL/3.0.17 ...`.
+    static var version: String { String(cString: curl_version()) }
+}
+
+extension CURLcode {
+    /// libcurl's own one-line explanation of the code.
+    var explanation: String { String(cString: curl_easy_strerror(self)) }
+}

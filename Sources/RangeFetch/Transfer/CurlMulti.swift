@@ -1,0 +1,52 @@
+import CCurl
+
+/// A libcurl multi handle (`CURLM *`) driving many easy handles on one thread.
+///
+/// Only ``wakeup()`` may be called from another thread (libcurl documents it as thread-safe).
+final class CurlMulti: @unchecked Sendable {
+    let handle: UnsafeMutableRawPointer
+
+    init() {
+        CurlGlobal.initialize()
+        guard let handle = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
+        self.handle = handle
+    }
+
+    deinit { curl_multi_cleanup(handle) }
+
+    func add(_ easy: CurlEasy) {
+        curl_multi_add_handle(handle, easy.handle)
+    }
+
+    func remove(_ easy: CurlEasy) {
+        curl_multi_remove_handle(handle, easy.handle)
+    }
+
+    /// Lets libcurl make progress on every transfer without blocking.
+    func perform() {
+        var running: Int32 = 0
+        curl_multi_perform(handle, &running)
+    }
+
+    /// Waits up to `timeoutMilliseconds` for socket activity or a ``wakeup()``.
+    func poll(timeoutMilliseconds: Int32) {
+        var ready: Int32 = 0
+        curl_multi_poll(handle, nil, 0, timeoutMilliseconds, &ready)
+    }
+
+    /// Interrupts a ``poll(timeoutMilliseconds:)`` in progress; safe from any thread.
+    func wakeup() {
+        curl_multi_wakeup(handle)
+    }
+
+    /// The transfers that finished since the last call: each easy handle with its result.
+    func completedTransfers() -> [(easy: UnsafeMutableRawPointer, result: CURLcode)] {
+        var finished: [(UnsafeMutableRawPointer, CURLcode)] = []
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(handle, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            finished.append((easy, message.pointee.data.result))
+        }
+        return finished
+    }
+}

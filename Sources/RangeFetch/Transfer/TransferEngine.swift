@@ -1,0 +1,270 @@
+import CCurl
+
+/// Reports from the engine thread, delivered synchronously on it: keep handlers short.
+enum EngineEvent: Sendable {
+    /// Bytes of the file received so far (written or buffered), including any resumed prefix.
+    /// `contiguousBytes`: the prefix `[0, n)` already passed to `pwrite`.
+    case progress(receivedBytes: Int64, contiguousBytes: Int64, activeConnections: Int)
+    /// Segment states whose `written` bytes have all been passed to `pwrite`: a handler that
+    /// `fdatasync`s the file and then records them keeps the journal truthful.
+    case checkpoint([SegmentState])
+    /// A segment failed and will be retried.
+    case retrying(RetryNotice)
+    /// Something odd that did not stop the download.
+    case warning(String)
+}
+
+/// A segment request failed and is scheduled again.
+public struct RetryNotice: Sendable, Equatable {
+    /// The bytes still to fetch for that segment.
+    public var remaining: ByteRange
+    /// Retry number for this segment since it last made progress (1-based).
+    public var retry: Int
+    public var delaySeconds: Double
+    public var reason: String
+}
+
+/// Settings for one run of the engine.
+struct EngineConfiguration: Sendable {
+    enum Mode: Sendable {
+        /// Parallel `Range` requests, validated as 206 with an exact `Content-Range`.
+        case ranged
+        /// One plain GET; a retry starts again from byte 0.
+        case singleStream
+    }
+
+    var remote: RemoteFile
+    var mode: Mode
+    /// Where each segment stands; for `.singleStream`, exactly one segment from 0.
+    var segments: [SegmentState]
+    var connections: Int
+    var planner: SegmentPlanner
+    var request: RequestOptions
+    var retry: RetryPolicy
+    /// Per-connection coalescing buffer between libcurl's callbacks and `pwrite`.
+    var writeBufferBytes: Int = 1 << 20
+    var progressIntervalSeconds: Double = 0.25
+    var checkpointIntervalSeconds: Double = 1
+}
+
+/// Engine-side record of one segment: its state and the request working on it, if any.
+final class EngineSegment {
+    var state: SegmentState
+    var transfer: SegmentTransfer?
+    /// Failed tries since this segment last received a byte.
+    var triesWithoutProgress = 0
+    /// Monotonic time before which it must not be retried.
+    var readyAt: Double = 0
+
+    init(state: SegmentState) { self.state = state }
+
+    var isComplete: Bool { state.isComplete }
+}
+
+/// Drives libcurl's multi interface on the calling thread: one easy handle per active segment,
+/// each writing through its ``SegmentTransfer`` into the partial file.
+///
+/// The plan is dynamic: a connection that finds no unstarted segment takes the second half of
+/// the largest outstanding one (work stealing).
+final class TransferEngine {
+    private let configuration: EngineConfiguration
+    private let file: PartialFile
+    private let cancellation: CancellationFlag
+    private let report: @Sendable (EngineEvent) -> Void
+    private let multi = CurlMulti()
+    private var segments: [EngineSegment]
+    private var active: [UnsafeMutableRawPointer: SegmentTransfer] = [:]
+    private var spareBuffers: [UnsafeMutableRawBufferPointer] = []
+    private var failuresWithoutProgress = 0
+    private var randomState = SystemRandomNumberGenerator()
+
+    init(configuration: EngineConfiguration, file: PartialFile, cancellation: CancellationFlag,
+         report: @escaping @Sendable (EngineEvent) -> Void) {
+        self.configuration = configuration
+        self.file = file
+        self.cancellation = cancellation
+        self.report = report
+        self.segments = configuration.segments.map(EngineSegment.init)
+    }
+
+    deinit {
+        for buffer in spareBuffers { buffer.deallocate() }
+    }
+
+    /// Segment states as they stand: after ``run()`` returns or throws, every received byte has
+    /// been passed to `pwrite` and is counted here.
+    var segmentStates: [SegmentState] {
+        segments.map(\.state).sorted { $0.range.lower < $1.range.lower }
+    }
+
+    /// Runs until every segment is complete; throws on a fatal failure, an exhausted retry
+    /// budget or cancellation. Either way all buffered bytes are written before it returns.
+    func run() throws(DownloadError) {
+        cancellation.attach(multi)
+        defer { cancellation.attach(nil) }
+        do {
+            try loop()
+        } catch {
+            stopAll()
+            throw error
+        }
+    }
+
+    private func loop() throws(DownloadError) {
+        var nextProgress = 0.0
+        var nextCheckpoint = MonotonicTime.now() + configuration.checkpointIntervalSeconds
+        while true {
+            if cancellation.isCancelled { throw .cancelled() }
+            let now = MonotonicTime.now()
+            try schedule(now: now)
+            multi.perform()
+            for (handle, result) in multi.completedTransfers() {
+                guard let transfer = active.removeValue(forKey: handle) else { continue }
+                try complete(transfer, result: result)
+            }
+            if active.isEmpty && segments.allSatisfy(\.isComplete) {
+                report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix, activeConnections: 0))
+                return
+            }
+            if now >= nextProgress {
+                report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix, activeConnections: active.count))
+                nextProgress = now + configuration.progressIntervalSeconds
+            }
+            if now >= nextCheckpoint {
+                report(.checkpoint(segmentStates))
+                nextCheckpoint = now + configuration.checkpointIntervalSeconds
+            }
+            multi.poll(timeoutMilliseconds: pollTimeoutMilliseconds(now: now))
+        }
+    }
+
+    private var receivedBytes: Int64 {
+        segments.reduce(0) { $0 + $1.state.written + Int64($1.transfer?.buffered ?? 0) }
+    }
+
+    private func pollTimeoutMilliseconds(now: Double) -> Int32 {
+        let waiting = segments.filter { $0.transfer == nil && !$0.isComplete }.map(\.readyAt).min()
+        guard let waiting else { return 100 }
+        return Int32(max(1, min(100, (waiting - now) * 1000)))
+    }
+
+    // MARK: Scheduling
+
+    private func schedule(now: Double) throws(DownloadError) {
+        while active.count < configuration.connections {
+            if let next = segments.first(where: { $0.transfer == nil && !$0.isComplete && $0.readyAt <= now }) {
+                start(next, now: now)
+            } else if configuration.mode == .ranged, let stolen = stealLargestTail() {
+                segments.append(stolen)
+                start(stolen, now: now)
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Splits the active segment with the most bytes outstanding and returns its second half
+    /// as a new segment, or `nil` when no segment is worth splitting.
+    private func stealLargestTail() -> EngineSegment? {
+        let candidates = active.values.map { transfer -> (SegmentTransfer, ByteRange) in
+            let next = transfer.segment.state.range.lower + transfer.segment.state.written + Int64(transfer.buffered)
+            return (transfer, ByteRange(min(next, transfer.segment.state.range.upper), transfer.segment.state.range.upper))
+        }
+        guard let (victim, outstanding) = candidates.max(by: { $0.1.count < $1.1.count }),
+              let split = configuration.planner.stealPoint(remaining: outstanding) else { return nil }
+        let tail = ByteRange(split, victim.segment.state.range.upper)
+        victim.segment.state.range.upper = split
+        return EngineSegment(state: SegmentState(range: tail))
+    }
+
+    private func start(_ segment: EngineSegment, now: Double) {
+        let requested: ByteRange? = configuration.mode == .ranged ? segment.state.remaining : nil
+        if configuration.mode == .singleStream { segment.state.written = 0 }
+        let transfer = SegmentTransfer(segment: segment, requested: requested, file: file, remote: configuration.remote,
+                                       buffer: takeBuffer(), now: now)
+        var extraHeaders: [String] = []
+        if let requested {
+            transfer.easy.set(CURLOPT_RANGE, requested.httpRangeSpec)
+            // A file that changed since the probe answers 200 instead of 206: caught, never merged.
+            if let validator = configuration.remote.ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
+            extraHeaders.append("Accept-Encoding: identity")
+        }
+        var request = configuration.request
+        if let limit = request.maximumBytesPerSecond {
+            request.maximumBytesPerSecond = max(1, limit / Int64(configuration.connections))
+        }
+        request.configure(transfer.easy, url: configuration.remote.finalURL, extraHeaders: extraHeaders)
+        let userdata = Unmanaged.passUnretained(transfer).toOpaque()
+        transfer.easy.setWriteCallback(segmentWriteCallback, userdata: userdata)
+        transfer.easy.setHeaderCallback(segmentHeaderCallback, userdata: userdata)
+        segment.transfer = transfer
+        active[transfer.easy.handle] = transfer
+        multi.add(transfer.easy)
+    }
+
+    // MARK: Completion
+
+    private func complete(_ transfer: SegmentTransfer, result: CURLcode) throws(DownloadError) {
+        let segment = transfer.segment
+        multi.remove(transfer.easy)
+        segment.transfer = nil
+        if transfer.head.status != 0 { transfer.validateHead() }
+        transfer.flush()
+        spareBuffers.append(transfer.recyclableBuffer)
+        if transfer.bytesReceived > 0 {
+            segment.triesWithoutProgress = 0
+            failuresWithoutProgress = 0
+        }
+        if transfer.overlong {
+            report(.warning("\(configuration.remote.finalURL): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
+        }
+        if let failure = transfer.failure {
+            if failure.isFatal { throw failure.error }
+            try retry(segment, after: failure.error, retryAfter: RetryPolicy.retryAfterSeconds(transfer.head["retry-after"]))
+            return
+        }
+        if segment.isComplete { return }
+        if configuration.mode == .singleStream && configuration.remote.size == nil && result == CURLE_OK {
+            // Unknown length: the end of a successful body is the end of the file.
+            segment.state.range.upper = segment.state.range.lower + segment.state.written
+            return
+        }
+        let error: DownloadError
+        if result == CURLE_OK {
+            error = DownloadError(.protocolViolation, "\(configuration.remote.finalURL): connection closed after \(transfer.bytesReceived) of \(transfer.requested?.count ?? segment.state.range.count) bytes")
+        } else {
+            error = TransferFailure.curl(result, url: configuration.remote.finalURL, detail: nil)
+        }
+        guard result == CURLE_OK || error.isTransient else { throw error }
+        try retry(segment, after: error, retryAfter: nil)
+    }
+
+    private func retry(_ segment: EngineSegment, after error: DownloadError, retryAfter: Double?) throws(DownloadError) {
+        segment.triesWithoutProgress += 1
+        failuresWithoutProgress += 1
+        let tries = segment.triesWithoutProgress
+        if tries >= configuration.retry.maximumTries || failuresWithoutProgress >= configuration.retry.maximumTries + configuration.connections {
+            throw DownloadError(error.code, "\(error.message) — gave up after \(tries) tries")
+        }
+        let jitter = Double.random(in: 0...1, using: &randomState)
+        let delay = configuration.retry.delay(beforeRetry: tries, retryAfterSeconds: retryAfter, jitter: jitter)
+        segment.readyAt = MonotonicTime.now() + delay
+        report(.retrying(RetryNotice(remaining: segment.state.remaining, retry: tries, delaySeconds: delay, reason: error.message)))
+    }
+
+    /// Aborts every transfer, keeping the valid bytes each had buffered.
+    private func stopAll() {
+        for transfer in active.values {
+            multi.remove(transfer.easy)
+            if transfer.failure == nil { transfer.flush() }
+            transfer.segment.transfer = nil
+            spareBuffers.append(transfer.recyclableBuffer)
+        }
+        active.removeAll()
+    }
+
+    private func takeBuffer() -> UnsafeMutableRawBufferPointer {
+        spareBuffers.popLast()
+            ?? UnsafeMutableRawBufferPointer.allocate(byteCount: configuration.writeBufferBytes, alignment: 4096)
+    }
+}

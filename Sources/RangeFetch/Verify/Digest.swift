@@ -1,0 +1,103 @@
+import COpenSSL
+
+/// A streaming message digest over OpenSSL's EVP interface.
+///
+/// ```swift
+/// var digest = Digest(.sha256)
+/// digest.update(bytes)
+/// let hex = digest.finalize().hex
+/// ```
+/// Not thread-safe; one instance per stream.
+public final class Digest {
+    public let algorithm: DigestAlgorithm
+    private let context: OpaquePointer
+    private var finished = false
+
+    public init(_ algorithm: DigestAlgorithm) {
+        self.algorithm = algorithm
+        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
+        self.context = context
+        guard EVP_DigestInit_ex(context, Self.evp(algorithm), nil) == 1 else {
+            fatalError("EVP_DigestInit_ex failed for \(algorithm)")
+        }
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    /// Adds `bytes` to the digest.
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        precondition(!finished, "digest already finalized")
+        guard bytes.count > 0 else { return }
+        EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+    }
+
+    public func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    /// Ends the stream and returns the digest. Call once.
+    public func finalize() -> DigestValue {
+        precondition(!finished, "digest already finalized")
+        finished = true
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &output, &length)
+        return DigestValue(algorithm: algorithm, bytes: Array(output.prefix(Int(length))))
+    }
+
+    private static func evp(_ algorithm: DigestAlgorithm) -> OpaquePointer? {
+        switch algorithm {
+        case .sha256: EVP_sha256()
+        case .sha512: EVP_sha512()
+        case .sha1: EVP_sha1()
+        case .md5: EVP_md5()
+        }
+    }
+}
+
+/// A computed or expected digest.
+public struct DigestValue: Sendable, Equatable, CustomStringConvertible {
+    public var algorithm: DigestAlgorithm
+    public var bytes: [UInt8]
+
+    public init(algorithm: DigestAlgorithm, bytes: [UInt8]) {
+        self.algorithm = algorithm
+        self.bytes = bytes
+    }
+
+    /// Parses hex (either case) of the algorithm's length.
+    public init?(algorithm: DigestAlgorithm, hex: String) {
+        let characters = Array(hex.utf8)
+        guard characters.count == algorithm.byteCount * 2 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(algorithm.byteCount)
+        for index in stride(from: 0, to: characters.count, by: 2) {
+            guard let high = Self.nibble(characters[index]), let low = Self.nibble(characters[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.init(algorithm: algorithm, bytes: bytes)
+    }
+
+    /// Lower-case hex.
+    public var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    public var description: String { "\(algorithm.rawValue)=\(hex)" }
+
+    private static func nibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Several digests fed from one pass over the same bytes.
+final class MultiDigest {
+    private let digests: [Digest]
+
+    init(_ algorithms: [DigestAlgorithm]) {
+        var seen: [DigestAlgorithm] = []
+        for algorithm in algorithms where !seen.contains(algorithm) { seen.append(algorithm) }
+        digests = seen.map(Digest.init)
+    }
+
+    var isEmpty: Bool { digests.isEmpty }
+
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        for digest in digests { digest.update(bytes) }
+    }
+
+    func finalize() -> [DigestValue] { digests.map { $0.finalize() } }
+}
+
+/// Hashes files on disk with large reads (1 MiB), as `rangefetch verify` and downloads do.
+public enum FileDigester {
+    /// Bytes read per `pread`.
+    static let readBytes = 1 << 20
+
+    /// The digests of the file at `path`, one per algorithm, in one pass.
+    public static func digests(ofFileAt path: String, algorithms: [DigestAlgorithm]) throws(DownloadError) -> [DigestValue] {
+        switch FileSystem.kind(of: path) {
+        case .regular: break
+        case .missing: throw DownloadError(.fileSystem(errno: ENOENT), "\(path): no such file")
+        default: throw DownloadError(.fileSystem(errno: EISDIR), "\(path) is not a regular file")
+        }
+        let file: PartialFile
+        do {
+            file = try PartialFile(path: path, readOnly: true)
+        } catch {
+            throw error.downloadError
+        }
+        let digest = MultiDigest(algorithms)
+        do {
+            _ = try hash(file, from: 0, to: nil, into: digest)
+        } catch {
+            throw error.downloadError
+        }
+        return digest.finalize()
+    }
+
+    /// Feeds bytes `[from, to)` of `file` (to end of file when `to` is nil) into `digest`;
+    /// returns the offset reached.
+    static func hash(_ file: PartialFile, from start: Int64, to end: Int64?, into digest: MultiDigest,
+                     buffer existing: UnsafeMutableRawBufferPointer? = nil) throws(SystemCallError) -> Int64 {
+        let buffer = existing ?? UnsafeMutableRawBufferPointer.allocate(byteCount: readBytes, alignment: 4096)
+        defer { if existing == nil { buffer.deallocate() } }
+        var offset = start
+        while end.map({ offset < $0 }) ?? true {
+            let want = min(buffer.count, Int(min(end.map { $0 - offset } ?? Int64(buffer.count), Int64(buffer.count))))
+            let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+            if count == 0 { break }
+            digest.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+        return offset
+    }
+}

@@ -1,0 +1,79 @@
+import Dispatch
+import Synchronization
+
+/// Hashes a download while it arrives: segments finish out of order, but the contiguous prefix
+/// of written bytes only grows, and this follows it on its own queue (reading back from the
+/// page cache), so the digest is ready moments after the last byte lands.
+final class PrefixHasher: @unchecked Sendable {
+    // @unchecked: `buffer` is touched only on `queue` (drain) or after `queue.sync {}` under the lock (finish).
+    private let file: PartialFile
+    private let queue = DispatchQueue(label: "rangefetch.hash")
+    private let state: Mutex<State>
+    private let buffer: UnsafeMutableRawBufferPointer
+
+    private struct State {
+        var digest: MultiDigest?
+        var hashed: Int64 = 0
+        var target: Int64 = 0
+        var scheduled = false
+        var failure: SystemCallError?
+    }
+
+    init(file: PartialFile, algorithms: [DigestAlgorithm]) {
+        self.file = file
+        self.buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileDigester.readBytes, alignment: 4096)
+        self.state = Mutex(State(digest: MultiDigest(algorithms)))
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Bytes `[0, end)` are written to the file; hash them soon. Never blocks.
+    func advance(to end: Int64) {
+        let schedule = state.withLock { state -> Bool in
+            state.target = max(state.target, end)
+            guard !state.scheduled, state.target > state.hashed else { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// Hashes up to `size` and returns the digests.
+    func finish(size: Int64) throws(SystemCallError) -> [DigestValue] {
+        advance(to: size)
+        queue.sync {}
+        return try state.withLock { state throws(SystemCallError) -> [DigestValue] in
+            if let failure = state.failure { throw failure }
+            guard let digest = state.digest else { return [] }
+            if state.hashed < size {
+                state.hashed = try FileDigester.hash(file, from: state.hashed, to: size, into: digest, buffer: buffer)
+            }
+            state.digest = nil
+            return digest.finalize()
+        }
+    }
+
+    /// Bytes hashed so far.
+    var hashedBytes: Int64 { state.withLock { $0.hashed } }
+
+    private func drain() {
+        while true {
+            let (from, to, digest) = state.withLock { state -> (Int64, Int64, MultiDigest?) in
+                guard state.failure == nil, state.target > state.hashed, let digest = state.digest else {
+                    state.scheduled = false
+                    return (0, 0, nil)
+                }
+                return (state.hashed, state.target, digest)
+            }
+            guard let digest else { return }
+            do {
+                let reached = try FileDigester.hash(file, from: from, to: to, into: digest, buffer: buffer)
+                state.withLock { $0.hashed = reached }
+                if reached < to { state.withLock { $0.scheduled = false }; return }
+            } catch {
+                state.withLock { $0.failure = error; $0.scheduled = false }
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import ArgumentParser
+import Foundation
+import RangeFetch
+
+/// `rangefetch [get] URL`: the download.
+struct Get: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Download a URL as parallel byte ranges (the default command).",
+        discussion: """
+        Bytes go to NAME.part beside the output, with a resume journal NAME.part.rfjournal.
+        Running the same command again after Ctrl-C, a crash or a lost connection continues
+        where it stopped, provided the server still has the same file (same size, ETag and
+        Last-Modified); otherwise it starts over and says so.
+
+        Examples:
+          rangefetch https://example.com/big.iso                 # into ./big.iso, 8 connections
+          rangefetch -n 16 -o /data/w.bin https://host/w.bin      # 16 connections, explicit path
+          rangefetch --json -q https://host/f | jq .              # machine-readable progress
+        """
+    )
+
+    @Argument(help: "The http:// or https:// URL to download.")
+    var url: String
+
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this path. Example: -o /tmp/file.iso", valueName: "path"))
+    var output: String?
+
+    @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, with the server's file name. Example: -d ~/Downloads", valueName: "dir"))
+    var directory: String?
+
+    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel connections, 1 to 64. Example: -n 16", valueName: "n"))
+    var connections: Int = 8
+
+    @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never split ranges below this size (K/M/G suffixes). Example: --min-segment 4M", valueName: "size"))
+    var minimumSegment: String = "1M"
+
+    @Flag(name: .customLong("json"), help: "Print one JSON object per line on stdout: probed, start, progress (≤4/s), retry, warning, verified, finish or error.")
+    var json = false
+
+    @Flag(name: [.short, .customLong("quiet")], help: "No progress bar or summary; errors still go to stderr.")
+    var quiet = false
+
+    @OptionGroup var checks: ChecksumOptions
+
+    @Option(name: .customLong("print-digest"), help: ArgumentHelp("After the download, print the file's digest in sha256sum format. Example: --print-digest sha256", valueName: "algo"))
+    var printDigest: String?
+
+    @Flag(name: .customLong("restart"), help: "Discard a partial download from an earlier run and start over.")
+    var restart = false
+
+    @Flag(name: .customLong("overwrite"), help: "Replace a file already at the output path.")
+    var overwrite = false
+
+    @Flag(name: .customLong("continue"), help: "Treat a file already at the output path as the first bytes of this download (like curl -C -).")
+    var continueExisting = false
+
+    @OptionGroup var network: NetworkOptions
+
+    @Flag(name: .customLong("no-journal"), help: ArgumentHelp("Do not keep a resume journal (to measure its cost).", visibility: .hidden))
+    var noJournal = false
+
+    func validate() throws {
+        if output != nil && directory != nil { throw ValidationError("use either -o PATH or -d DIR, not both") }
+        if overwrite && continueExisting { throw ValidationError("use either --overwrite or --continue, not both") }
+        guard DownloadOptions.connectionRange.contains(connections) else {
+            throw ValidationError("-n/--connections must be between 1 and 64 (got \(connections))")
+        }
+        guard let bytes = ByteCount.parse(minimumSegment), bytes >= DownloadOptions.smallestSegmentBytes else {
+            throw ValidationError("--min-segment must be a size of at least 16K, like 1M (got '\(minimumSegment)')")
+        }
+        if let printDigest, DigestAlgorithm(name: printDigest) == nil {
+            throw ValidationError("--print-digest takes sha256, sha512, sha1 or md5 (got '\(printDigest)')")
+        }
+        try network.check()
+    }
+
+    func run() async throws {
+        let reporter = Reporter(json: json, quiet: quiet)
+        do {
+            try await download(reporter: reporter)
+        } catch {
+            let status = ExitStatus.code(for: error)
+            reporter.fail(error, status: status)
+            throw CommandFailure(status: status)
+        }
+    }
+
+    private func download(reporter: Reporter) async throws(DownloadError) {
+            let options = try makeOptions()
+            let downloader = Downloader(options: options)
+            let task = Task { () async throws(DownloadError) -> DownloadSummary in
+                try await downloader.download(url) { reporter.handle($0) }
+            }
+            let interrupts = Interrupts { task.cancel() }
+            defer { interrupts.cancel() }
+            let summary: DownloadSummary
+            do {
+                summary = try await task.value
+            } catch let error as DownloadError {
+                throw error
+            } catch {
+                throw DownloadError(usageMessage: "\(error)")
+            }
+            reporter.finish(summary)
+            if let name = printDigest, let algorithm = DigestAlgorithm(name: name) {
+                var digest = summary.verified.first(where: { $0.algorithm == algorithm })
+                if digest == nil {
+                    digest = try await Downloader.digests(ofFileAt: summary.path, algorithms: [algorithm]).first
+                }
+                if let digest { print("\(digest.hex)  \(summary.path)") }
+            }
+    }
+
+    private func makeOptions() throws(DownloadError) -> DownloadOptions {
+        var options = DownloadOptions()
+        if let output {
+            options.destination = .file(output)
+        } else if let directory {
+            options.destination = .directory(directory)
+        }
+        options.connections = connections
+        options.minimumSegmentBytes = ByteCount.parse(minimumSegment) ?? options.minimumSegmentBytes
+        options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName)
+        options.resume = restart ? .restart : .resume
+        options.existingFile = overwrite ? .overwrite : (continueExisting ? .continueFrom : .refuse)
+        options.journal = !noJournal
+        try network.apply(to: &options)
+        return options
+    }
+
+    /// The name a checksum file's entry should have: the output's, else the URL's last segment.
+    private var expectedFileName: String {
+        if let output { return output.split(separator: "/").last.map(String.init) ?? output }
+        let path = URLParts(url)?.path ?? ""
+        return FileName.sanitize(FileName.fromURLPath(path) ?? FileName.fallback)
+    }
+}
+
+/// `--checksum` and `--checksum-file`, shared by `get` and `verify`.
+struct ChecksumOptions: ParsableArguments {
+    @Option(name: .customLong("checksum"), help: ArgumentHelp("Expected digest ALGO=HEX (sha256, sha512, sha1, md5; aria2's sha-256= works too). The file is moved into place only if it matches. Repeatable. Example: --checksum sha256=e3b0c442…", valueName: "algo=hex"))
+    var checksums: [String] = []
+
+    @Option(name: .customLong("checksum-file"), help: ArgumentHelp("A sha256sum/md5sum-style file; the entry naming the output file is used. Example: --checksum-file SHA256SUMS", valueName: "file"))
+    var checksumFile: String?
+
+    func validate() throws {
+        for checksum in checksums {
+            do { _ = try ChecksumSpec.parse(checksum) } catch { throw ValidationError(error.message) }
+        }
+    }
+
+    func expectedDigests(forFileNamed name: String) throws(DownloadError) -> [DigestValue] {
+        var digests = try checksums.map { (text) throws(DownloadError) in try ChecksumSpec.parse(text) }
+        if let checksumFile {
+            guard let text = try? String(contentsOfFile: checksumFile, encoding: .utf8) else {
+                throw DownloadError.usage("cannot read checksum file \(checksumFile)")
+            }
+            guard let entry = try ChecksumSpec.entry(in: text, forFileNamed: name) else {
+                throw DownloadError.usage("checksum file \(checksumFile) has no entry for \(name)")
+            }
+            digests.append(entry)
+        }
+        return digests
+    }
+}
+
+/// Request options shared by everything that talks to a server.
+struct NetworkOptions: ParsableArguments {
+    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("Extra request header, repeatable. Example: -H 'Authorization: Bearer TOKEN'", valueName: "header"))
+    var headers: [String] = []
+
+    @Option(name: [.short, .customLong("user")], help: ArgumentHelp("Basic auth credentials (or put them in the URL). Not sent to other hosts after a redirect. Example: -u alice:secret", valueName: "user:password"))
+    var user: String?
+
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("User-Agent header. Example: -A 'mytool/1.0'", valueName: "agent"))
+    var userAgent: String?
+
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify TLS certificates (dangerous).")
+    var insecure = false
+
+    @Option(name: .customLong("cacert"), help: ArgumentHelp("PEM file of CA certificates to trust. Example: --cacert ca.pem", valueName: "file"))
+    var caCertificate: String?
+
+    @Option(name: .customLong("max-speed"), help: ArgumentHelp("Cap the total download speed (bytes/s, K/M/G suffixes). Example: --max-speed 10M", valueName: "rate"))
+    var maxSpeed: String?
+
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Seconds allowed to connect. Example: --connect-timeout 10", valueName: "seconds"))
+    var connectTimeout: Int = 20
+
+    @Option(name: .customLong("max-tries"), help: ArgumentHelp("Tries per range before giving up (retries continue from the last byte written). Example: --max-tries 10", valueName: "n"))
+    var maxTries: Int = 5
+
+    @Option(name: .customLong("retry-wait"), help: ArgumentHelp("Seconds before the first retry; doubles each time up to 16 s, with jitter. Example: --retry-wait 1", valueName: "seconds"))
+    var retryWait: Double = 0.5
+
+    func check() throws {
+        for header in headers where !header.contains(":") {
+            throw ValidationError("-H/--header takes 'Name: value' (got '\(header)')")
+        }
+        if let maxSpeed {
+            guard let rate = ByteCount.parse(maxSpeed), rate >= 1024 else {
+                throw ValidationError("--max-speed must be a rate of at least 1K, like 10M (got '\(maxSpeed)')")
+            }
+        }
+        guard (1...600).contains(connectTimeout) else { throw ValidationError("--connect-timeout must be between 1 and 600 seconds") }
+        guard (1...100).contains(maxTries) else { throw ValidationError("--max-tries must be between 1 and 100") }
+        guard retryWait >= 0 && retryWait <= 600 else { throw ValidationError("--retry-wait must be between 0 and 600 seconds") }
+        if let caCertificate, !FileManager.default.isReadableFile(atPath: caCertificate) {
+            throw ValidationError("--cacert \(caCertificate) is not a readable file")
+        }
+    }
+
+    func apply(to options: inout DownloadOptions) throws(DownloadError) {
+        options.request.headers = headers
+        options.request.credentials = user
+        if let userAgent { options.request.userAgent = userAgent }
+        options.request.insecure = insecure
+        options.request.caCertificatePath = caCertificate
+        options.request.maximumBytesPerSecond = maxSpeed.flatMap(ByteCount.parse)
+        options.request.connectTimeoutSeconds = connectTimeout
+        options.retry = RetryPolicy(maximumTries: maxTries, baseDelaySeconds: retryWait)
+    }
+}
+
+extension DownloadError {
+    static func usage(_ message: String) -> DownloadError {
+        DownloadError(usageMessage: message)
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import RangeFetch
+
+@main
+enum Main {
+    static func main() async {
+        signal(SIGPIPE, SIG_IGN)
+        let command: ParsableCommand
+        do {
+            command = try RangeFetchCommand.parseAsRoot()
+        } catch {
+            exitForParseError(error)
+        }
+        do {
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                var plain = command
+                try plain.run()
+            }
+        } catch let failure as CommandFailure {
+            exit(failure.status)
+        } catch {
+            exitForParseError(error)
+        }
+        exit(ExitStatus.success)
+    }
+
+    /// Argument errors exit 2 (not ArgumentParser's 64) so scripts see one usage code.
+    private static func exitForParseError(_ error: Error) -> Never {
+        let code = RangeFetchCommand.exitCode(for: error)
+        let message = RangeFetchCommand.fullMessage(for: error)
+        if code == .success {
+            print(message)
+            exit(ExitStatus.success)
+        }
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        exit(ExitStatus.usage)
+    }
+}
+
+/// Thrown by subcommands after they have reported a failure; carries the exit status.
+struct CommandFailure: Error {
+    var status: Int32
+}
+
+struct RangeFetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rangefetch",
+        abstract: "Fast, resumable, verified HTTP(S) downloads over parallel byte ranges.",
+        discussion: """
+        rangefetch probes the file, splits it into byte ranges and fetches them over parallel
+        connections straight into NAME.part, which becomes NAME only when every byte has arrived
+        (and matched any checksum). Interrupted downloads resume when the same command is run again.
+
+        Examples:
+          rangefetch https://example.com/big.iso
+          rangefetch -n 16 -d ~/Downloads https://example.com/model.safetensors
+          rangefetch --checksum sha256=9f86d08… -o out.bin https://example.com/file
+          rangefetch verify out.bin --checksum-file SHA256SUMS
+
+        Exit codes: 0 ok, 1 other, 2 usage, 3 network/HTTP, 4 file system, 5 checksum, 130 interrupted.
+        """,
+        version: RangeFetchVersion.string,
+        subcommands: [Get.self, Verify.self],
+        defaultSubcommand: Get.self
+    )
+}

@@ -1,0 +1,92 @@
+import Foundation
+import RangeFetch
+import Synchronization
+
+/// Prints download events: a live bar on a terminal, JSON lines with `--json`, nothing else
+/// when quiet or not on a terminal. Errors always reach standard error as one line.
+final class Reporter: Sendable {
+    enum Style: Sendable { case bar, json, silent }
+
+    let style: Style
+    private let lastBarLength = Mutex(0)
+
+    init(json: Bool, quiet: Bool) {
+        if json {
+            style = .json
+        } else if quiet || isatty(STDERR_FILENO) == 0 {
+            style = .silent
+        } else {
+            style = .bar
+        }
+    }
+
+    func handle(_ event: DownloadEvent) {
+        switch style {
+        case .json:
+            printLine(ProgressRenderer.json(event))
+        case .bar:
+            switch event {
+            case .progress(let progress): drawBar(ProgressRenderer.bar(progress))
+            case .warning(let message): note("warning: \(message)")
+            case .retrying(let notice):
+                note("retrying bytes \(notice.remaining.httpRangeSpec) in \(String(format: "%.1f", notice.delaySeconds)) s (try \(notice.retry + 1)): \(notice.reason)")
+            case .verified(let digest, let source): note("verified \(digest.algorithm.rawValue) (\(source))")
+            case .started(let start) where start.resumedBytes > 0:
+                note("resuming: \(ByteCount.format(start.resumedBytes)) already on disk")
+            case .finished(let summary): finish(summary)
+            default: break
+            }
+        case .silent:
+            if case .warning(let message) = event { note("warning: \(message)") }
+        }
+    }
+
+    func finish(_ summary: DownloadSummary) {
+        switch style {
+        case .json: printLine(ProgressRenderer.json(.finished(summary)))
+        case .bar:
+            if summary.alreadyComplete {
+                note("\(summary.path) is already complete (\(ByteCount.format(summary.bytes)))")
+            } else {
+                let speed = ByteCount.format(Int64(summary.bytesPerSecond))
+                note("saved \(summary.path) (\(ByteCount.format(summary.bytes)) in \(String(format: "%.2f", summary.elapsedSeconds)) s, \(speed)/s)")
+            }
+        case .silent: break
+        }
+    }
+
+    func fail(_ error: DownloadError, status: Int32) {
+        clearBar()
+        if style == .json { printLine(ProgressRenderer.json(error: error, exitCode: status)) }
+        writeError("rangefetch: error: \(error.message)\n")
+    }
+
+    private func note(_ text: String) {
+        clearBar()
+        writeError(text + "\n")
+    }
+
+    private func drawBar(_ line: String) {
+        let padding = lastBarLength.withLock { previous -> String in
+            defer { previous = line.count }
+            return String(repeating: " ", count: max(0, previous - line.count))
+        }
+        writeError("\r" + line + padding)
+    }
+
+    private func clearBar() {
+        let length = lastBarLength.withLock { previous -> Int in
+            defer { previous = 0 }
+            return previous
+        }
+        if length > 0 { writeError("\r" + String(repeating: " ", count: length) + "\r") }
+    }
+
+    private func printLine(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    private func writeError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
