@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// Happy paths against a real nginx on 127.0.0.1.
+@Suite(.serialized)
+final class NginxDownloadTests {
+    let www: TemporaryDirectory
+    let out: TemporaryDirectory
+    let nginx: NginxServer
+
+    init() throws {
+        www = try TemporaryDirectory("rf-www")
+        out = try TemporaryDirectory("rf-out")
+        nginx = try NginxServer(docroot: www.path)
+    }
+
+    deinit { nginx.stop() }
+
+    private func download(_ path: String, to name: String, connections: Int = 8,
+                          configure: (inout DownloadOptions) -> Void = { _ in }) async throws -> DownloadSummary {
+        var options = DownloadOptions()
+        options.destination = .file(out.file(name))
+        options.connections = connections
+        configure(&options)
+        return try await Downloader(options: options).download(nginx.baseURL + path)
+    }
+
+    static let smallSizes: [Int64] = [0, 1, (1 << 20) + 1]
+
+    @Test(arguments: smallSizes)
+    func downloadsSmallFilesExactly(size: Int64) async throws {
+        let source = try www.randomFile("f\(size).bin", size: size)
+        let summary = try await download("/f\(size).bin", to: "f.bin")
+        #expect(summary.bytes == size)
+        #expect(try Checksums.sha256sum(out.file("f.bin")) == Checksums.sha256sum(source))
+        #expect(!out.exists("f.bin.part"))
+        #expect(!out.exists("f.bin.part.rfjournal"))
+    }
+
+    @Test func downloads200MiBWithSixteenConnectionsByteForByte() async throws {
+        let size: Int64 = 200 << 20
+        let source = try www.randomFile("big.bin", size: size)
+        let summary = try await download("/big.bin", to: "big.bin", connections: 16)
+        #expect(summary.segmented)
+        #expect(summary.bytes == size)
+        #expect(try Checksums.sha256sum(out.file("big.bin")) == Checksums.sha256sum(source))
+        let gets = nginx.accessLog().filter { $0.method == "GET" && $0.path == "/big.bin" }
+        // 16 planned ranges, plus any stolen halves; never a whole-file answer.
+        #expect(gets.filter { $0.status == 206 }.count >= 16)
+        #expect(gets.allSatisfy { $0.status == 206 && $0.range.hasPrefix("bytes=") })
+        #expect(gets.map(\.bytes).reduce(0, +) >= size)
+    }
+
+    @Test func serverWithRangesDisabledGetsOneStream() async throws {
+        let source = try www.randomFile("nr.bin", size: 3 << 20)
+        let summary = try await download("/norange/nr.bin", to: "nr.bin")
+        #expect(!summary.segmented)
+        #expect(try Checksums.sha256sum(out.file("nr.bin")) == Checksums.sha256sum(source))
+        let gets = nginx.accessLog().filter { $0.method == "GET" }
+        #expect(gets.count == 1)
+        #expect(gets.first?.status == 200)
+    }
+
+    @Test func missingFileIsAnHTTPErrorAndLeavesNothing() async throws {
+        let error = await expectDownloadError { try await self.download("/nothere.bin", to: "nothere.bin") }
+        #expect(error?.category == .network)
+        #expect(error?.httpStatus == 404)
+        #expect(error?.message.contains("404") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+    }
+
+    @Test func followsRedirectsAndFetchesRangesFromTheFinalURL() async throws {
+        let source = try www.randomFile("moved.bin", size: 4 << 20)
+        let probed = Locked<RemoteFile?>(nil)
+        var options = DownloadOptions()
+        options.destination = .directory(out.path)
+        options.connections = 4
+        let summary = try await Downloader(options: options).download(nginx.baseURL + "/redirect/moved.bin") { event in
+            if case .probed(let remote) = event { probed.withLock { $0 = remote } }
+        }
+        #expect(summary.path == out.file("moved.bin"))
+        #expect(probed.current?.finalURL == nginx.baseURL + "/moved.bin")
+        #expect(try Checksums.sha256sum(summary.path) == Checksums.sha256sum(source))
+        let ranged = nginx.accessLog().filter { $0.status == 206 }
+        #expect(ranged.count >= 4)
+        #expect(ranged.allSatisfy { $0.path == "/moved.bin" })
+    }
+
+    @Test func checksumMatchLetsTheFileIntoPlace() async throws {
+        let source = try www.randomFile("sum.bin", size: 5 << 20)
+        let expected = try DigestValue(algorithm: .sha256, hex: Checksums.sha256sum(source))!
+        let md5 = try DigestValue(algorithm: .md5, hex: Checksums.md5sum(source))!
+        let summary = try await download("/sum.bin", to: "sum.bin") { $0.checksums = [expected, md5] }
+        #expect(summary.verified.contains(expected))
+        #expect(summary.verified.contains(md5))
+    }
+
+    @Test func checksumMismatchLeavesNothingAtTheFinalPath() async throws {
+        try www.randomFile("bad.bin", size: 2 << 20)
+        let wrong = DigestValue(algorithm: .sha256, bytes: [UInt8](repeating: 0xAB, count: 32))
+        let error = await expectDownloadError { try await self.download("/bad.bin", to: "bad.bin") { $0.checksums = [wrong] } }
+        #expect(error?.category == .checksum)
+        #expect(error?.message.contains(wrong.hex) == true)
+        #expect(!out.exists("bad.bin"))
+        #expect(out.exists("bad.bin.checksum-mismatch"))
+        #expect(!out.exists("bad.bin.part.rfjournal"))
+    }
+}

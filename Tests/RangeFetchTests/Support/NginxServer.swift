@@ -1,0 +1,101 @@
+import Foundation
+
+/// A real nginx on 127.0.0.1 with its own prefix and configuration, started for one test and
+/// stopped by pid. Serves `docroot` at `/`, plus:
+/// - `/norange/…`: the same files with ranges disabled (`max_ranges 0`);
+/// - `/slow/…`: the same files at `slowRate` bytes per second per request (`limit_rate`);
+/// - `/redirect/…`: a 302 to the same path under `/`.
+final class NginxServer {
+    let port: Int
+    let prefix: TemporaryDirectory
+    let docroot: String
+    private let process: Process
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    init(docroot: String, slowRate: String = "4m") throws {
+        guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile) else {
+            throw TestFailure("nginx is not installed: run scripts/test.sh, which installs it")
+        }
+        prefix = try TemporaryDirectory("rf-nginx")
+        self.docroot = docroot
+        port = try freeLoopbackPort()
+        let p = prefix.path
+        try FileManager.default.createDirectory(atPath: p + "/tmp", withIntermediateDirectories: true)
+        let user = getuid() == 0 ? "user root;" : ""
+        let config = """
+        \(user)
+        worker_processes 2;
+        pid \(p)/nginx.pid;
+        error_log \(p)/error.log warn;
+        events { worker_connections 512; }
+        http {
+            log_format ranges '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range"';
+            access_log \(p)/access.log ranges;
+            client_body_temp_path \(p)/tmp; proxy_temp_path \(p)/tmp; fastcgi_temp_path \(p)/tmp;
+            uwsgi_temp_path \(p)/tmp; scgi_temp_path \(p)/tmp;
+            sendfile on;
+            default_type application/octet-stream;
+            server {
+                listen 127.0.0.1:\(port);
+                root \(docroot);
+                location /norange/ { alias \(docroot)/; max_ranges 0; }
+                location /slow/ { alias \(docroot)/; limit_rate \(slowRate); }
+                location /redirect/ { rewrite ^/redirect/(.*)$ /$1 redirect; }
+            }
+        }
+        """
+        try config.write(toFile: p + "/nginx.conf", atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-p", p, "-c", p + "/nginx.conf", "-g", "daemon off;"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !isListening(port: port) {
+            guard process.isRunning, Date() < deadline else {
+                let log = (try? String(contentsOfFile: p + "/error.log", encoding: .utf8)) ?? ""
+                stop()
+                throw TestFailure("nginx did not start on port \(port): \(log)")
+            }
+            usleep(20_000)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Stops nginx by its pid and waits for it to exit.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGQUIT)
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    struct LogEntry {
+        var method: String
+        var path: String
+        var status: Int
+        var bytes: Int64
+        var range: String
+    }
+
+    /// Parsed access log lines, in order.
+    func accessLog() -> [LogEntry] {
+        let text = (try? String(contentsOfFile: prefix.path + "/access.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", maxSplits: 4)
+            guard fields.count >= 4, let status = Int(fields[2]), let bytes = Int64(fields[3]) else { return nil }
+            let rest = fields.count > 4 ? String(fields[4]) : ""
+            let range = rest.split(separator: "\"").first.map(String.init) ?? ""
+            return LogEntry(method: String(fields[0]), path: String(fields[1]), status: status, bytes: bytes, range: range)
+        }
+    }
+
+    func clearAccessLog() throws {
+        try "".write(toFile: prefix.path + "/access.log", atomically: false, encoding: .utf8)
+    }
+}

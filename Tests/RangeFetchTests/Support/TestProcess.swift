@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import RangeFetch
+
+/// Runs a program to completion, capturing its output; fails the test on a timeout.
+struct TestProcess {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                    timeoutSeconds: Double = 120) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes concurrently so a chatty child never blocks on a full pipe.
+        let outData = AsyncData(out.fileHandleForReading)
+        let errData = AsyncData(err.fileHandleForReading)
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            throw TestFailure("\(executable) \(arguments) timed out after \(timeoutSeconds) s")
+        }
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: outData.text(), stderr: errData.text())
+    }
+
+    /// Finds the `rangefetch` binary built beside the test bundle (or `$RANGEFETCH_BIN`).
+    static var rangefetchBinary: String {
+        get throws {
+            if let path = ProcessInfo.processInfo.environment["RANGEFETCH_BIN"] { return path }
+            var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            if directory.lastPathComponent == "MacOS" { directory = directory.deletingLastPathComponent() }
+            for candidate in [directory.appendingPathComponent("rangefetch").path,
+                              directory.deletingLastPathComponent().appendingPathComponent("rangefetch").path]
+            where FileManager.default.isExecutableFile(atPath: candidate) {
+                return candidate
+            }
+            throw TestFailure("rangefetch binary not found beside \(directory.path); run `swift build` first or set RANGEFETCH_BIN")
+        }
+    }
+}
+
+/// Collects everything a file handle yields until EOF, on a background thread.
+final class AsyncData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread {
+            let all = handle.readDataToEndOfFile()
+            self.lock.withLock { self.data = all }
+            self.done.signal()
+        }
+    }
+
+    func text() -> String {
+        done.wait()
+        done.signal()
+        return lock.withLock { String(decoding: data, as: UTF8.self) }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `body`, expecting it to fail with a ``DownloadError``; records an issue otherwise.
+func expectDownloadError<T>(_ body: () async throws -> T, sourceLocation: SourceLocation = #_sourceLocation) async -> DownloadError? {
+    do {
+        _ = try await body()
+        Issue.record("expected a DownloadError, but it succeeded", sourceLocation: sourceLocation)
+    } catch let error as DownloadError {
+        return error
+    } catch {
+        Issue.record("expected a DownloadError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+/// A value shared with `@Sendable` event handlers in tests.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+    var current: Value { lock.withLock { value } }
+}
