@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// Crash-safe resume: SIGKILL at many points, then the same command again, against a real
+/// nginx whose `/slow/` location rate-limits each request.
+@Suite(.serialized)
+final class ResumeTests {
+    static let size: Int64 = 64 << 20
+    static let connections = 4
+    /// nginx `limit_rate` per request, bytes per second.
+    static let ratePerRequest: Int64 = 6 << 20
+
+    let www: TemporaryDirectory
+    let out: TemporaryDirectory
+    let nginx: NginxServer
+    let source: String
+
+    init() throws {
+        www = try TemporaryDirectory("rf-www")
+        out = try TemporaryDirectory("rf-out")
+        nginx = try NginxServer(docroot: www.path, slowRate: "\(Self.ratePerRequest / 1024)k")
+        source = try www.randomFile("data.bin", size: Self.size)
+    }
+
+    deinit { nginx.stop() }
+
+    var url: String { nginx.baseURL + "/slow/data.bin" }
+    var target: String { out.file("data.bin") }
+    var arguments: [String] { [url, "-o", target, "-n", "\(Self.connections)"] }
+
+    /// Bytes nginx sent for the file across every run so far.
+    func bytesServed() -> Int64 {
+        nginx.accessLog().filter { $0.method == "GET" && $0.path.hasSuffix("/data.bin") }.map(\.bytes).reduce(0, +)
+    }
+
+    /// What the journal may legitimately lose per kill: one checkpoint interval of every
+    /// connection plus one write buffer each.
+    var allowancePerKill: Int64 {
+        Int64(Self.connections) * (Self.ratePerRequest * 1 + (1 << 20))
+    }
+
+    func killAt(fraction: Double) throws {
+        let run = try RunningCLI(arguments)
+        #expect(run.waitUntilReceived(Int64(Double(Self.size) * fraction)), "never reached \(fraction)")
+        run.send(SIGKILL)
+        _ = try run.wait()
+    }
+
+    func finishAndCheck(kills: Int) throws {
+        let result = try runCLI(["-q"] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+        #expect(!out.exists("data.bin.part") && !out.exists("data.bin.part.rfjournal"))
+        usleep(200_000) // let nginx finish logging aborted requests
+        let served = bytesServed()
+        let limit = Int64(Double(Self.size) * 1.05) + Int64(kills) * allowancePerKill
+        print("resume efficiency: served \(served) bytes for a \(Self.size)-byte file after \(kills) kill(s): \(String(format: "%.3f", Double(served) / Double(Self.size)))")
+        #expect(served <= limit, "served \(served) bytes, limit \(limit)")
+    }
+
+    static let fractions: [Double] = [0.02, 0.25, 0.5, 0.75, 0.97]
+
+    @Test(arguments: fractions)
+    func resumesAfterSigkillWithoutRefetchingCheckpointedBytes(fraction: Double) throws {
+        try killAt(fraction: fraction)
+        #expect(out.exists("data.bin.part"))
+        #expect(out.exists("data.bin.part.rfjournal"))
+        #expect(!out.exists("data.bin"))
+        try finishAndCheck(kills: 1)
+    }
+
+    @Test func survivesTwoKillsInARow() throws {
+        try killAt(fraction: 0.3)
+        try killAt(fraction: 0.6)
+        try finishAndCheck(kills: 2)
+    }
+
+    @Test func changedRemoteFileStartsOverAndNeverMixesVersions() throws {
+        try killAt(fraction: 0.4)
+        let replacement = try www.randomFile("data.bin.new", size: Self.size)
+        sleep(1) // a new mtime second, so nginx's ETag and Last-Modified change
+        #expect(rename(replacement, source) == 0)
+        utime(source, nil)
+        let result = try runCLI(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("changed"), "\(result.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+    }
+
+    @Test func interruptWithSigintExits130AndResumes() throws {
+        let run = try RunningCLI(arguments)
+        #expect(run.waitUntilReceived(Self.size / 3))
+        run.send(SIGINT)
+        let (status, stderr) = try run.wait()
+        #expect(status == 130)
+        #expect(stderr.contains("rerun the same command to resume"), "\(stderr)")
+        #expect(run.outputLines.last?.contains("\"event\":\"error\"") == true)
+        #expect(out.exists("data.bin.part.rfjournal"))
+        try finishAndCheck(kills: 1)
+    }
+
+    @Test func secondProcessOnTheSamePathFailsFast() throws {
+        let first = try RunningCLI(arguments)
+        #expect(first.waitUntilReceived(1))
+        let second = try runCLI(arguments, timeoutSeconds: 20)
+        #expect(second.status == 4)
+        #expect(second.stderr.contains("in use by another rangefetch process"), "\(second.stderr)")
+        first.send(SIGKILL)
+        _ = try first.wait()
+        try finishAndCheck(kills: 1)
+    }
+
+    @Test func completedFileIsReportedWithoutRefetching() throws {
+        try finishAndCheck(kills: 0)
+        try nginx.clearAccessLog()
+        let again = try runCLI(arguments)
+        #expect(again.status == 0)
+        #expect(bytesServed() == 0)
+    }
+
+    @Test func staleJournalAfterACrashDuringTheRenameIsHarmless() throws {
+        try finishAndCheck(kills: 0)
+        // The crash window: the file was renamed into place but the journal not yet removed.
+        try "stale".write(toFile: out.file("data.bin.part.rfjournal"), atomically: true, encoding: .utf8)
+        try nginx.clearAccessLog()
+        let again = try runCLI(arguments)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(bytesServed() == 0)
+        #expect(!out.exists("data.bin.part.rfjournal"))
+    }
+
+    @Test func completePartialWithJournalIsRenamedWithoutRefetching() async throws {
+        // The other crash window: every byte durable and journaled, rename not yet done.
+        let remote = try Prober(request: RequestOptions(), cancellation: CancellationFlag()).probe(url)
+        #expect(copyfile(source, out.file("data.bin.part")))
+        let segments = SegmentPlanner(connections: 4, minimumSegmentBytes: 1 << 20).plan(size: Self.size)
+            .map { SegmentState(range: $0, written: $0.count) }
+        try JournalStore(path: out.file("data.bin.part.rfjournal")).write(JournalRecord(remote: remote, size: Self.size, segments: segments))
+        try nginx.clearAccessLog()
+        let result = try runCLI(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(nginx.accessLog().filter { $0.method == "GET" }.isEmpty)
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+    }
+
+    @Test func existingDifferentFileIsNeverOverwrittenSilently() throws {
+        try "not the file".write(toFile: target, atomically: true, encoding: .utf8)
+        let refused = try runCLI(arguments)
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--continue") && refused.stderr.contains("--overwrite"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "not the file")
+        let replaced = try runCLI(["--overwrite"] + arguments)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+    }
+
+    @Test func continueAdoptsAnExistingPrefix() throws {
+        let prefix: Int64 = Self.size / 2
+        let copy = try TestProcess.run("/bin/sh", ["-c", "head -c \(prefix) '\(source)' > '\(target)'"])
+        #expect(copy.status == 0)
+        let result = try runCLI(["--continue"] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+        #expect(bytesServed() <= Self.size - prefix + allowancePerKill)
+    }
+
+    @Test func untrustworthyLeftoversStartOverWithAWarning() throws {
+        // A partial file larger than the remote, with no journal.
+        let junk = try TestProcess.run("/bin/sh", ["-c", "head -c \(Self.size + 4096) /dev/urandom > '\(target).part'"])
+        #expect(junk.status == 0)
+        let first = try runCLI(arguments)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("no journal"), "\(first.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+        // A journal that fails its checksum.
+        try FileManager.default.removeItem(atPath: target)
+        try killAt(fraction: 0.3)
+        let journal = out.file("data.bin.part.rfjournal")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: journal))
+        bytes[bytes.count - 3] ^= 0x20
+        try bytes.write(to: URL(fileURLWithPath: journal))
+        let second = try runCLI(arguments)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("checksum"), "\(second.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+    }
+
+    @Test func journalForAnotherURLIsNotMerged() throws {
+        let other = try www.randomFile("other.bin", size: Self.size)
+        let run = try RunningCLI([nginx.baseURL + "/slow/other.bin", "-o", target, "-n", "4"])
+        #expect(run.waitUntilReceived(Self.size / 4))
+        run.send(SIGKILL)
+        _ = try run.wait()
+        let result = try runCLI(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("belongs to a download of"), "\(result.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+        #expect(try Checksums.sha256sum(target) != Checksums.sha256sum(other))
+    }
+}
+
+/// Copies a file byte for byte (test set-up only).
+func copyfile(_ from: String, _ to: String) -> Bool {
+    (try? FileManager.default.copyItem(atPath: from, toPath: to)) != nil
+}
