@@ -1,0 +1,199 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// The built `rangefetch` binary: arguments, exit codes, output formats.
+@Suite(.serialized)
+final class CLITests {
+    let www: TemporaryDirectory
+    let out: TemporaryDirectory
+    let nginx: NginxServer
+
+    init() throws {
+        www = try TemporaryDirectory("rf-www")
+        out = try TemporaryDirectory("rf-out")
+        nginx = try NginxServer(docroot: www.path)
+    }
+
+    deinit { nginx.stop() }
+
+    @Test func helpTeachesEveryOptionWithExamples() throws {
+        let result = try runCLI(["get", "--help"])
+        #expect(result.status == 0)
+        for option in ["--output", "--dir", "--connections", "--min-segment", "--json", "--quiet", "--checksum",
+                       "--checksum-file", "--restart", "--overwrite", "--continue", "--header", "--user",
+                       "--max-speed", "--max-tries", "--retry-wait", "--insecure", "--cacert", "--connect-timeout"] {
+            #expect(result.stdout.contains(option), "help lacks \(option)")
+        }
+        #expect(result.stdout.contains("Example"))
+        let top = try runCLI(["--help"])
+        #expect(top.status == 0)
+        #expect(top.stdout.contains("Exit codes"))
+    }
+
+    static let usageErrors: [([String], String)] = [
+        ([], "url"),
+        (["-n", "0", "http://127.0.0.1/x"], "between 1 and 64"),
+        (["-n", "65", "http://127.0.0.1/x"], "between 1 and 64"),
+        (["--min-segment", "lots", "http://127.0.0.1/x"], "--min-segment"),
+        (["--checksum", "sha256=zz", "http://127.0.0.1/x"], "64 hex digits"),
+        (["--checksum", "crc=00", "http://127.0.0.1/x"], "not supported"),
+        (["-o", "a", "-d", "b", "http://127.0.0.1/x"], "not both"),
+        (["--max-speed", "-5", "http://127.0.0.1/x"], "--max-speed"),
+        (["ftp://127.0.0.1/x"], "unsupported scheme"),
+        (["127.0.0.1/x"], "not a URL"),
+        (["http://[::1/x"], "malformed"),
+    ]
+
+    @Test(arguments: usageErrors)
+    func badInputIsAUsageErrorNamingTheProblem(arguments: [String], fragment: String) throws {
+        let result = try runCLI(arguments + ["-d", out.path].filter { _ in !arguments.contains("-o") && !arguments.isEmpty })
+        #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.lowercased().contains(fragment.lowercased()), "\(arguments): \(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+    }
+
+    @Test func unreachableServerIsANetworkError() throws {
+        let port = try freeLoopbackPort()
+        let result = try runCLI(["http://127.0.0.1:\(port)/x", "-d", out.path, "--max-tries", "1"])
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("could not connect"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func fileSystemProblemsExitFourBeforeAnyTransfer() throws {
+        try www.randomFile("f.bin", size: 1000)
+        let url = nginx.baseURL + "/f.bin"
+        let missing = try runCLI([url, "-d", out.file("nope")])
+        #expect(missing.status == 4)
+        #expect(missing.stderr.contains("does not exist"))
+        let directory = try runCLI([url, "-o", out.path])
+        #expect(directory.status == 4)
+        #expect(directory.stderr.contains("is a directory"))
+        let missingParent = try runCLI([url, "-o", out.file("nope/f.bin")])
+        #expect(missingParent.status == 4)
+        #expect(nginx.accessLog().isEmpty)
+    }
+
+    @Test func jsonModePrintsOneObjectPerLine() throws {
+        let source = try www.randomFile("j.bin", size: 3 << 20)
+        let result = try runCLI(["--json", nginx.baseURL + "/j.bin", "-o", out.file("j.bin"), "-n", "3"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try result.stdout.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
+        }
+        let events = objects.compactMap { $0["event"] as? String }
+        #expect(events.first == "probed")
+        #expect(events.contains("start"))
+        #expect(events.contains("progress"))
+        #expect(events.last == "finish")
+        #expect(objects.last?["bytes"] as? Int == 3 << 20)
+        #expect(try Checksums.sha256sum(out.file("j.bin")) == Checksums.sha256sum(source))
+    }
+
+    @Test func quietWhenNotATerminal() throws {
+        try www.randomFile("q.bin", size: 1 << 20)
+        let result = try runCLI([nginx.baseURL + "/q.bin", "-d", out.path])
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty)
+    }
+
+    @Test func errorsInJsonModeAreObjectsToo() throws {
+        let result = try runCLI(["--json", nginx.baseURL + "/missing.bin", "-d", out.path])
+        #expect(result.status == 3)
+        #expect(result.stdout.contains("\"event\":\"error\""))
+        #expect(result.stdout.contains("\"exit_code\":3"))
+    }
+
+    @Test func diskFullMidDownloadKeepsThePartialAndResumes() throws {
+        let source = try www.randomFile("full.bin", size: 8 << 20)
+        let args = [nginx.baseURL + "/full.bin", "-o", out.file("full.bin"), "-n", "4"]
+        let failed = try runCLI(args, environment: ["RANGEFETCH_FAULT": "pwrite:\(ENOSPC)"])
+        #expect(failed.status == 4)
+        #expect(failed.stderr.contains("No space left on device"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("rerunning the same command resumes"))
+        #expect(out.exists("full.bin.part") && out.exists("full.bin.part.rfjournal"))
+        #expect(!out.exists("full.bin"))
+        let resumed = try runCLI(args)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try Checksums.sha256sum(out.file("full.bin")) == Checksums.sha256sum(source))
+    }
+
+    @Test func fileLargerThanTheFreeSpaceIsRefusedUpFront() throws {
+        guard getuid() == 0 else {
+            print("SKIPPED fileLargerThanTheFreeSpaceIsRefusedUpFront: needs root to mount a small tmpfs")
+            return
+        }
+        let mountPoint = try TemporaryDirectory("rf-tmpfs")
+        let mounted = try TestProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint.path])
+        guard mounted.status == 0 else {
+            print("SKIPPED fileLargerThanTheFreeSpaceIsRefusedUpFront: cannot mount tmpfs here (\(mounted.stderr))")
+            return
+        }
+        defer { _ = try? TestProcess.run("/bin/umount", [mountPoint.path]) }
+        try www.randomFile("huge.bin", size: 8 << 20)
+        let result = try runCLI([nginx.baseURL + "/huge.bin", "-d", mountPoint.path])
+        #expect(result.status == 4)
+        #expect(result.stderr.contains("not enough free space"), "\(result.stderr)")
+        #expect(nginx.accessLog().filter { $0.method == "GET" }.isEmpty)
+    }
+
+    @Test func readOnlyDirectoryIsRefused() throws {
+        let readOnly = try TemporaryDirectory("rf-ro")
+        if getuid() == 0 {
+            // root ignores permission bits: use a read-only mount instead.
+            let mounted = try TestProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", readOnly.path])
+            guard mounted.status == 0 else {
+                print("SKIPPED readOnlyDirectoryIsRefused: cannot mount tmpfs here")
+                return
+            }
+        } else {
+            chmod(readOnly.path, 0o555)
+        }
+        defer { if getuid() == 0 { _ = try? TestProcess.run("/bin/umount", [readOnly.path]) } }
+        try www.randomFile("ro.bin", size: 1000)
+        let result = try runCLI([nginx.baseURL + "/ro.bin", "-d", readOnly.path])
+        #expect(result.status == 4)
+        #expect(result.stderr.contains("not writable"), "\(result.stderr)")
+    }
+
+    @Test func verifyChecksAndPrintsDigests() throws {
+        let file = try out.randomFile("v.bin", size: (1 << 20) + 17)
+        let sha = try Checksums.sha256sum(file)
+        let md5 = try Checksums.md5sum(file)
+        #expect(try runCLI(["verify", file, "--checksum", "sha256=\(sha.uppercased())"]).status == 0)
+        #expect(try runCLI(["verify", file, "--checksum", "md5=\(md5)"]).status == 0)
+        let wrong = try runCLI(["verify", file, "--checksum", "md5=\(String(md5.reversed()))"])
+        #expect(wrong.status == 5)
+        #expect(wrong.stderr.contains("expected") && wrong.stderr.contains(md5))
+        let printed = try runCLI(["verify", file, "--print-digest", "sha256"])
+        #expect(printed.stdout == "\(sha)  \(file)\n")
+        try "\(md5)  other\n\(sha)  v.bin\n".write(toFile: out.file("SUMS"), atomically: true, encoding: .utf8)
+        #expect(try runCLI(["verify", file, "--checksum-file", out.file("SUMS")]).status == 0)
+        try "\(md5)  other\n".write(toFile: out.file("NOSUMS"), atomically: true, encoding: .utf8)
+        let noEntry = try runCLI(["verify", file, "--checksum-file", out.file("NOSUMS")])
+        #expect(noEntry.status == 2)
+        #expect(noEntry.stderr.contains("no entry for v.bin"))
+        #expect(try runCLI(["verify", out.file("absent"), "--print-digest", "md5"]).status == 4)
+    }
+
+    @Test func emptyFileDigestsMatchCoreutils() throws {
+        let file = out.file("empty")
+        FileManager.default.createFile(atPath: file, contents: Data())
+        let printed = try runCLI(["verify", file, "--print-digest", "md5"])
+        #expect(printed.stdout.hasPrefix(try Checksums.md5sum(file)))
+    }
+
+    @Test func downloadWithChecksumFileAndPrintDigest() throws {
+        let source = try www.randomFile("c.bin", size: 2 << 20)
+        let sha = try Checksums.sha256sum(source)
+        try "\(sha)  c.bin\n".write(toFile: out.file("SHA256SUMS"), atomically: true, encoding: .utf8)
+        let result = try runCLI([nginx.baseURL + "/c.bin", "-d", out.path, "--checksum-file", out.file("SHA256SUMS"),
+                                 "--print-digest", "sha256"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "\(sha)  \(out.file("c.bin"))\n")
+        let mismatch = try runCLI([nginx.baseURL + "/c.bin", "-o", out.file("c2.bin"), "--checksum", "sha-256=\(String(repeating: "0", count: 64))"])
+        #expect(mismatch.status == 5)
+        #expect(!out.exists("c2.bin"))
+    }
+}
