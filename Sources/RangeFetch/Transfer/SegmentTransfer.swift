@@ -24,6 +24,11 @@ final class SegmentTransfer {
     /// Bytes delivered by this request so far (for speed estimates and progress resets).
     private(set) var bytesReceived: Int64 = 0
     let startedAt: Double
+    /// Smoothed receive speed in bytes per second; negative until first measured.
+    var bytesPerSecond: Double = -1
+    /// When this transfer first fell far behind its siblings, if it still is.
+    var slowSince: Double?
+    private var speedSample: (time: Double, bytes: Int64)
 
     init(segment: EngineSegment, requested: ByteRange?, file: PartialFile, remote: RemoteFile,
          buffer: UnsafeMutableRawBufferPointer, now: Double) {
@@ -34,6 +39,16 @@ final class SegmentTransfer {
         self.buffer = buffer
         self.easy = CurlEasy()
         self.startedAt = now
+        self.speedSample = (now, 0)
+    }
+
+    /// Folds the bytes since the last sample into ``bytesPerSecond`` (at most once a second).
+    func sampleSpeed(now: Double) {
+        let elapsed = now - speedSample.time
+        guard elapsed >= 1 else { return }
+        let instant = Double(bytesReceived - speedSample.bytes) / elapsed
+        bytesPerSecond = bytesPerSecond < 0 ? instant : (bytesPerSecond + instant) / 2
+        speedSample = (now, bytesReceived)
     }
 
     /// The buffer, for the engine to recycle once this transfer is done.

@@ -45,6 +45,22 @@ struct EngineConfiguration: Sendable {
     var writeBufferBytes: Int = 1 << 20
     var progressIntervalSeconds: Double = 0.25
     var checkpointIntervalSeconds: Double = 1
+    var hedging = HedgingPolicy()
+}
+
+/// When a connection far slower than its siblings is replaced by a fresh one (slow-tail
+/// hedging): a trickling peer must not hold the whole download hostage.
+struct HedgingPolicy: Sendable {
+    /// A transfer is slow below this fraction of the median speed of the active transfers.
+    var slowFraction = 0.25
+    /// It must stay slow this long (seconds) before it is replaced.
+    var slowForSeconds: Double = 2
+    /// New transfers are not judged before this many seconds.
+    var graceSeconds: Double = 2
+    /// Replacing pays only when the slow transfer would need longer than this (seconds).
+    var minimumRemainingSeconds: Double = 2
+    /// A segment is replaced at most this many times.
+    var maximumReplacements = 3
 }
 
 /// Engine-side record of one segment: its state and the request working on it, if any.
@@ -53,6 +69,8 @@ final class EngineSegment {
     var transfer: SegmentTransfer?
     /// Failed tries since this segment last received a byte.
     var triesWithoutProgress = 0
+    /// Times a slow connection for this segment was replaced.
+    var replacements = 0
     /// Monotonic time before which it must not be retried.
     var readyAt: Double = 0
 
@@ -127,6 +145,7 @@ final class TransferEngine {
                 return
             }
             if now >= nextProgress {
+                replaceSlowTransfers(now: now)
                 report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix, activeConnections: active.count))
                 nextProgress = now + configuration.progressIntervalSeconds
             }
@@ -254,13 +273,48 @@ final class TransferEngine {
 
     /// Aborts every transfer, keeping the valid bytes each had buffered.
     private func stopAll() {
-        for transfer in active.values {
-            multi.remove(transfer.easy)
-            if transfer.failure == nil { transfer.flush() }
-            transfer.segment.transfer = nil
-            spareBuffers.append(transfer.recyclableBuffer)
+        for transfer in active.values { detach(transfer) }
+    }
+
+    /// Removes a transfer from the multi handle mid-flight, keeping its valid buffered bytes.
+    /// libcurl closes its connection, so a replacement request gets a fresh one.
+    private func detach(_ transfer: SegmentTransfer) {
+        multi.remove(transfer.easy)
+        if transfer.failure == nil { transfer.flush() }
+        transfer.segment.transfer = nil
+        spareBuffers.append(transfer.recyclableBuffer)
+        active.removeValue(forKey: transfer.easy.handle)
+    }
+
+    // MARK: Slow-tail hedging
+
+    /// Replaces connections that stay far slower than the median of their siblings.
+    private func replaceSlowTransfers(now: Double) {
+        guard configuration.mode == .ranged else { return }
+        let policy = configuration.hedging
+        for transfer in active.values { transfer.sampleSpeed(now: now) }
+        let judged = active.values.filter { now - $0.startedAt >= policy.graceSeconds && $0.bytesPerSecond >= 0 }
+        guard judged.count >= 2 else { return }
+        let speeds = judged.map(\.bytesPerSecond).sorted()
+        let median = speeds[speeds.count / 2]
+        guard median > 0 else { return }
+        for transfer in judged {
+            guard transfer.bytesPerSecond < median * policy.slowFraction else {
+                transfer.slowSince = nil
+                continue
+            }
+            let since = transfer.slowSince ?? now
+            transfer.slowSince = since
+            let segment = transfer.segment
+            let remaining = segment.state.remaining.count - Int64(transfer.buffered)
+            let secondsLeft = Double(remaining) / max(transfer.bytesPerSecond, 1)
+            guard now - since >= policy.slowForSeconds, secondsLeft > policy.minimumRemainingSeconds,
+                  segment.replacements < policy.maximumReplacements else { continue }
+            segment.replacements += 1
+            detach(transfer)
+            segment.readyAt = now
+            report(.warning("connection for bytes \(segment.state.remaining.httpRangeSpec) ran at \(ByteCount.format(Int64(transfer.bytesPerSecond)))/s against a median of \(ByteCount.format(Int64(median)))/s; replaced it with a fresh one"))
         }
-        active.removeAll()
     }
 
     private func takeBuffer() -> UnsafeMutableRawBufferPointer {

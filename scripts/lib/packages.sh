@@ -1,0 +1,35 @@
+# Installs what rangefetch needs on Debian, only where it is missing. Sourced by the scripts.
+
+# rf_need_packages PKG...: apt-get install the packages that dpkg does not list as installed.
+rf_need_packages() {
+    local missing=()
+    local pkg
+    for pkg in "$@"; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || { echo "need root (or sudo) to install: ${missing[*]}" >&2; return 1; }
+        sudo="sudo"
+    fi
+    echo "installing: ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# The system libraries and tools every build and test needs.
+rf_base_packages() {
+    rf_need_packages libcurl4-openssl-dev libssl-dev pkg-config ca-certificates curl nginx python3
+}
+
+# rf_require_swift: fail clearly when the Swift toolchain is missing (it is not a Debian package).
+rf_require_swift() {
+    if ! command -v swift >/dev/null 2>&1; then
+        for dir in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+            [ -x "$dir/swift" ] && export PATH="$dir:$PATH" && return 0
+        done
+        echo "swift not found: install Swift 6 (https://swift.org/install) and put it on PATH" >&2
+        return 1
+    fi
+}
