@@ -1,0 +1,233 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// Hostile servers: every case ends byte-exact or with a clean error and nothing at the final path.
+@Suite(.serialized)
+final class FaultTests {
+    let server: FaultServer
+    let out: TemporaryDirectory
+    static let size: Int64 = 8 << 20
+
+    init() throws {
+        server = try FaultServer()
+        out = try TemporaryDirectory("rf-fault")
+    }
+
+    deinit { server.stop() }
+
+    var target: String { out.file("out.bin") }
+
+    private func download(_ url: String, connections: Int = 4, configure: (inout DownloadOptions) -> Void = { _ in },
+                          events: @escaping @Sendable (DownloadEvent) -> Void = { _ in }) async throws -> DownloadSummary {
+        var options = DownloadOptions()
+        options.destination = .file(target)
+        options.connections = connections
+        options.minimumSegmentBytes = 256 << 10
+        options.retry = RetryPolicy(maximumTries: 5, baseDelaySeconds: 0.05)
+        configure(&options)
+        return try await Downloader(options: options).download(url, events: events)
+    }
+
+    private func expectExactFile(version: Int = 0, size: Int64 = FaultTests.size,
+                                 sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let actual = try Data(contentsOf: URL(fileURLWithPath: target))
+        let expected = try server.expectedBytes(size: size, version: version)
+        #expect(actual.count == expected.count, sourceLocation: sourceLocation)
+        #expect(actual == expected, "bytes differ from the server's", sourceLocation: sourceLocation)
+    }
+
+    private func expectNothingAtFinalPath(sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!FileManager.default.fileExists(atPath: target), "a file was left at the final path", sourceLocation: sourceLocation)
+    }
+
+    // MARK: Connections that fail
+
+    static let cutModes = ["fin", "rst"]
+
+    @Test(arguments: cutModes)
+    func droppedConnectionsAreRetriedFromTheLastByteWritten(mode: String) async throws {
+        let retries = Locked(0)
+        _ = try await download(server.dataURL(size: Self.size, "cut=1000000&cutmode=\(mode)&cutcount=4"), events: { event in
+            if case .retrying = event { retries.withLock { $0 += 1 } }
+        })
+        try expectExactFile()
+        #expect(retries.current >= 1)
+        // Retries continue, they do not restart: little more than the file crossed the wire.
+        let served = try server.stats().log.filter { $0.method == "GET" }.map(\.bytes).reduce(0, +)
+        #expect(served <= Self.size + 4 * (1 << 20), "served \(served)")
+    }
+
+    @Test func serviceUnavailableHonoursRetryAfter() async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        _ = try await download(server.dataURL(size: Self.size, "status503=2&retryafter=1"), connections: 2)
+        try expectExactFile()
+        #expect(clock.now - start >= .seconds(1))
+    }
+
+    @Test func deadServerEndsQuicklyWithAClearError() async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = await expectDownloadError {
+            try await self.download(self.server.dataURL(size: Self.size, "cut=0&cutmode=rst"))
+        }
+        #expect(error?.category == .network)
+        #expect(clock.now - start < .seconds(20))
+        expectNothingAtFinalPath()
+    }
+
+    @Test func clientErrorsAreNotRetried() async throws {
+        let error = await expectDownloadError {
+            try await self.download(self.server.dataURL(size: Self.size, "status=404&statuscount=100"))
+        }
+        #expect(error?.httpStatus == 404)
+        #expect(try server.stats().requests <= 3)
+    }
+
+    @Test func stalledConnectionIsReplacedNotJustDropped() async throws {
+        _ = try await download(server.dataURL(size: Self.size, "stall=30&stalloffset=\(Self.size / 2)&stallcount=1"),
+                               connections: 4) { $0.request.stallTimeoutSeconds = 3 }
+        try expectExactFile()
+    }
+
+    @Test func tricklingConnectionCostsLittleExtraTime() async throws {
+        let size: Int64 = 32 << 20
+        let clock = ContinuousClock()
+        var start = clock.now
+        _ = try await download(server.dataURL(size: size, name: "clean.bin"), connections: 8)
+        let clean = clock.now - start
+        try FileManager.default.removeItem(atPath: target)
+        start = clock.now
+        let replaced = Locked(false)
+        _ = try await download(server.dataURL(size: size, name: "slow.bin", "trickle=10000&trickleoffset=\(size / 8 * 3)&tricklecount=1"),
+                               connections: 8, events: { event in
+            if case .warning(let message) = event, message.contains("replaced") { replaced.withLock { $0 = true } }
+        })
+        let slow = clock.now - start
+        try expectExactFile(size: size)
+        #expect(replaced.current)
+        print("trickle: clean \(clean), with one 10 KB/s connection \(slow)")
+        // The absolute floor covers hedging's detection window on a loopback where a clean run is instant.
+        #expect(slow < max(clean * 1.5, .seconds(6)), "clean \(clean), trickling \(slow)")
+    }
+
+    // MARK: Servers that lie
+
+    @Test func shiftedRangesAreNeverWritten() async throws {
+        let error = await expectDownloadError { try await self.download(self.server.dataURL(size: Self.size, "shift=7")) }
+        // The body claims the right range but carries other bytes: only a digest can catch that.
+        if let error { #expect(error.category == .network || error.category == .checksum) }
+        expectNothingAtFinalPath()
+    }
+
+    @Test func wrongContentRangeIsRejected() async throws {
+        let error = await expectDownloadError { try await self.download(self.server.dataURL(size: Self.size, "wrongrange=1")) }
+        #expect(error?.category == .network)
+        #expect(error?.message.contains("Content-Range") == true)
+        expectNothingAtFinalPath()
+    }
+
+    @Test func contentThatChangesMidDownloadIsNeverMixed() async throws {
+        let error = await expectDownloadError {
+            try await self.download(self.server.dataURL(size: Self.size, "changeafter=2000000"))
+        }
+        #expect(error?.category == .network)
+        #expect(error?.message.contains("changed") == true, "\(error?.message ?? "")")
+        expectNothingAtFinalPath()
+    }
+
+    @Test func overlongBodyIsCutAndFlagged() async throws {
+        let warned = Locked(false)
+        _ = try await download(server.dataURL(size: Self.size, "extra=100"), events: { event in
+            if case .warning(let message) = event, message.contains("more bytes") { warned.withLock { $0 = true } }
+        })
+        try expectExactFile()
+        #expect(warned.current)
+    }
+
+    @Test func encodedRangesAreRefused() async throws {
+        // We ask for identity; a server that still sends gzip for a range is refused.
+        let result = await expectDownloadError { try await self.download(self.server.dataURL(size: Self.size, "encoding=gzip&forceencoding=1")) }
+        if let result { #expect(result.category == .network) }
+        expectNothingAtFinalPath()
+    }
+
+    // MARK: Servers without ranges or length
+
+    @Test func chunkedWithoutLengthIsOneSafeStream() async throws {
+        let summary = try await download(server.dataURL(size: Self.size, "chunked=1"))
+        #expect(!summary.segmented)
+        try expectExactFile()
+    }
+
+    @Test func serverIgnoringRangeFallsBackToOneStream() async throws {
+        let summary = try await download(server.dataURL(size: Self.size, "norange=1"))
+        #expect(!summary.segmented)
+        try expectExactFile()
+    }
+
+    @Test func rangesWithoutAcceptRangesHeaderStillWorkAsOneStream() async throws {
+        _ = try await download(server.dataURL(size: Self.size, "noaccept=1"))
+        try expectExactFile()
+    }
+
+    @Test func refusedHeadFallsBackToAFirstByteProbe() async throws {
+        let summary = try await download(server.dataURL(size: Self.size, "nohead=1"))
+        #expect(summary.segmented)
+        try expectExactFile()
+        #expect(try server.stats().log.contains { $0.method == "GET" && $0.range == "bytes=0-0" })
+    }
+
+    // MARK: Requests users need
+
+    @Test func redirectChainsAreFollowedWithinBounds() async throws {
+        _ = try await download(server.dataURL(size: Self.size, "redirect=3"))
+        try expectExactFile()
+        try FileManager.default.removeItem(atPath: target)
+        let error = await expectDownloadError { try await self.download(self.server.dataURL(size: Self.size, "redirect=30")) }
+        #expect(error?.message.contains("redirect") == true)
+    }
+
+    @Test func basicAuthFromOptionsAndFromTheURL() async throws {
+        let url = server.dataURL(size: Self.size, "auth=alice:s3cret")
+        let refused = await expectDownloadError { try await self.download(url) }
+        #expect(refused?.httpStatus == 401)
+        _ = try await download(url) { $0.request.credentials = "alice:s3cret" }
+        try expectExactFile()
+        try FileManager.default.removeItem(atPath: target)
+        _ = try await download(url.replacingOccurrences(of: "http://", with: "http://alice:s3cret@"))
+        try expectExactFile()
+    }
+
+    @Test func contentDispositionNamesTheFileSafely() async throws {
+        var options = DownloadOptions()
+        options.destination = .directory(out.path)
+        let summary = try await Downloader(options: options).download(server.dataURL(size: 1000, "disposition=../../evil.bin"))
+        #expect(summary.path == out.file("evil.bin"))
+    }
+
+    @Test func advertisedDigestIsVerified() async throws {
+        let verified = Locked<[String]>([])
+        _ = try await download(server.dataURL(size: Self.size, "reprdigest=good"), events: { event in
+            if case .verified(_, let source) = event { verified.withLock { $0.append(source) } }
+        })
+        try expectExactFile()
+        #expect(verified.current.contains { $0.contains("Repr-Digest") })
+        try FileManager.default.removeItem(atPath: target)
+        let error = await expectDownloadError { try await self.download(self.server.dataURL(size: Self.size, "reprdigest=bad")) }
+        #expect(error?.category == .checksum)
+        expectNothingAtFinalPath()
+    }
+
+    @Test func resumeSendsIfRangeAndSurvivesAChangedFile() async throws {
+        // First run dies at the server's hands (every request cut), leaving a journal.
+        let url = server.dataURL(size: Self.size, "cut=500000&cutcount=1000")
+        _ = await expectDownloadError { try await self.download(url) { $0.retry = RetryPolicy(maximumTries: 1) } }
+        #expect(FileManager.default.fileExists(atPath: target + ".part.rfjournal"))
+        let resumed = try await download(url.replacingOccurrences(of: "cutcount=1000", with: "cutcount=0"))
+        #expect(resumed.resumedBytes > 0)
+        let ifRange = try server.stats().log.filter { $0.method == "GET" && $0.range != nil }
+        #expect(!ifRange.isEmpty)
+    }
+}

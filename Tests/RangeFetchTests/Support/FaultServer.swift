@@ -1,0 +1,82 @@
+import Foundation
+
+/// Our fault-injecting HTTP server (`Tests/Support/fault_server.py`), started for one test and
+/// stopped by pid. Faults are chosen per request by query parameters (see the script's docstring).
+final class FaultServer {
+    let port: Int
+    private let process: Process
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// - Parameter root: served under `/file/NAME`.
+    init(root: String? = nil) throws {
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Support/fault_server.py").path
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, "--port", "0"] + (root.map { ["--root", $0] } ?? [])
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let handle = out.fileHandleForReading
+        var buffer = Data()
+        let deadline = Date().addingTimeInterval(10)
+        var found: Int?
+        while found == nil && Date() < deadline && process.isRunning {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            let text = String(decoding: buffer, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") }) {
+                found = Int(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
+            }
+        }
+        guard let found else {
+            process.terminate()
+            throw TestFailure("fault server did not start (is python3 installed?)")
+        }
+        port = found
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// `/data/SIZE/NAME?QUERY`: SIZE bytes of deterministic content.
+    func dataURL(size: Int64, name: String = "data.bin", _ query: String = "") -> String {
+        "\(baseURL)/data/\(size)/\(name)" + (query.isEmpty ? "" : "?" + query)
+    }
+
+    struct Stats: Decodable {
+        struct Entry: Decodable {
+            var method: String
+            var path: String
+            var range: String?
+            var status: Int
+            var bytes: Int64
+        }
+        var requests: Int
+        var body_bytes: Int64
+        var log: [Entry]
+    }
+
+    func stats() throws -> Stats {
+        let data = try Data(contentsOf: URL(string: baseURL + "/_stats")!)
+        return try JSONDecoder().decode(Stats.self, from: data)
+    }
+
+    /// The exact bytes the server serves for `/data/SIZE/…` at `version` (fetched in one plain GET).
+    func expectedBytes(size: Int64, version: Int = 0) throws -> Data {
+        let suffix = version == 0 ? "" : "?version=\(version)"
+        return try Data(contentsOf: URL(string: "\(baseURL)/data/\(size)/reference.bin\(suffix)")!)
+    }
+}
