@@ -5,3 +5,7 @@
 int cfs_fallocate(int fd, off_t offset, off_t length) {
     return fallocate(fd, 0, offset, length);
 }
+
+int cfs_start_writeback(int fd, off_t offset, off_t length) {
+    return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+}

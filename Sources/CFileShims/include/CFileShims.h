@@ -7,4 +7,8 @@
 /// Returns 0 or -1 with errno set (EOPNOTSUPP where the file system cannot).
 int cfs_fallocate(int fd, off_t offset, off_t length);
 
+/// sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE): starts writeback of dirty pages
+/// in the range without waiting for it. Returns 0 or -1 with errno set.
+int cfs_start_writeback(int fd, off_t offset, off_t length);
+
 #endif

@@ -169,6 +169,7 @@ final class DownloadSession {
             case .progress(let received, let contiguous, let connections):
                 tracker.update(receivedBytes: received, activeConnections: connections)
                 hasher?.advance(to: contiguous)
+                checkpointer?.startWriteback()
             case .checkpoint(let states):
                 checkpointer?.submit(states)
             case .retrying(let notice):

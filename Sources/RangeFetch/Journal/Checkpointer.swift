@@ -40,6 +40,12 @@ final class Checkpointer: Sendable {
         queue.async { self.drain() }
     }
 
+    /// Starts writeback of what is written so far, off the transfer thread, so dirty pages do
+    /// not pile up until the next checkpoint's `fdatasync`.
+    func startWriteback() {
+        queue.async { self.file.startWriteback() }
+    }
+
     /// Waits for queued checkpoints, then durably records `segments`. Throws the first failure
     /// any checkpoint met.
     func finish(_ segments: [SegmentState]) throws(SystemCallError) {

@@ -77,6 +77,13 @@ final class PartialFile: @unchecked Sendable {
         try SystemCall.check("fdatasync", path: path) { fdatasync(descriptor) }
     }
 
+    /// Asks the kernel to start writing dirty pages back now (`sync_file_range` with
+    /// `SYNC_FILE_RANGE_WRITE`), without waiting, so the next `fdatasync` has little left to do.
+    /// Best effort: errors are ignored (the next `fdatasync` reports real ones).
+    func startWriteback() {
+        _ = cfs_start_writeback(descriptor, 0, 0)
+    }
+
     /// Sets the file's size exactly (`ftruncate`), for downloads of unknown length.
     func truncate(to size: Int64) throws(SystemCallError) {
         try SystemCall.check("ftruncate", path: path) { ftruncate(descriptor, off_t(size)) }
