@@ -123,7 +123,7 @@ final class DownloadSession {
         }
         let summary = DownloadSummary(path: paths.final, bytes: size, transferredBytes: 0, resumedBytes: size,
                                       elapsedSeconds: MonotonicTime.now() - startedAt, verified: verified,
-                                      alreadyComplete: true, segmented: false)
+                                      alreadyComplete: true, segmented: false, verificationSeconds: nil)
         return summary
     }
 
@@ -190,12 +190,14 @@ final class DownloadSession {
             throw error
         }
 
+        let lastByteAt = MonotonicTime.now()
         let finalSize = size ?? engine.segmentStates.writtenBytes
         try wrap { () throws(SystemCallError) in
             if size == nil { try file.truncate(to: finalSize) }
             try file.synchronize()
         }
         var verified: [DigestValue] = []
+        var verificationSeconds: Double?
         if let hasher {
             let actual = try wrap { () throws(SystemCallError) in try hasher.finish(size: finalSize) }
             do {
@@ -206,13 +208,15 @@ final class DownloadSession {
                 throw DownloadError(error.code, "\(error.message); the bytes received were kept as \(paths.rejected)")
             }
             verified = actual
+            verificationSeconds = MonotonicTime.now() - lastByteAt
             for (want, source) in expected { emit(.verified(want, source: source)) }
         }
         try wrap { () throws(SystemCallError) in try FileSystem.durableRename(paths.partial, to: paths.final) }
         store?.remove()
         return DownloadSummary(path: paths.final, bytes: finalSize, transferredBytes: finalSize - resumed,
                                resumedBytes: resumed, elapsedSeconds: MonotonicTime.now() - startedAt,
-                               verified: verified, alreadyComplete: false, segmented: mode == .ranged)
+                               verified: verified, alreadyComplete: false, segmented: mode == .ranged,
+                               verificationSeconds: verificationSeconds)
     }
 
     /// Writes the first journal record (durably) and returns the checkpointer that keeps it

@@ -60,6 +60,9 @@ public struct DownloadSummary: Sendable, Equatable {
     public var alreadyComplete: Bool
     /// Whether ranges were fetched in parallel.
     public var segmented: Bool
+    /// Seconds from the last byte written to every digest checked, including the final
+    /// `fdatasync` (`nil` when no digest was checked).
+    public var verificationSeconds: Double?
 
     /// Average speed of this run in bytes per second.
     public var bytesPerSecond: Double {

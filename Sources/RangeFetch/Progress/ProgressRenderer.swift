@@ -69,6 +69,7 @@ public enum ProgressRenderer {
             object.add("elapsed_seconds", formatDecimal(summary.elapsedSeconds, places: 3))
             object.add("bytes_per_second", Int64(summary.bytesPerSecond))
             object.add("already_complete", summary.alreadyComplete)
+            object.add("verification_seconds", summary.verificationSeconds.map { formatDecimal($0, places: 4) })
         }
         return object.text
     }
