@@ -71,6 +71,9 @@ final class EngineSegment {
     var triesWithoutProgress = 0
     /// Times a slow connection for this segment was replaced.
     var replacements = 0
+    /// The most bytes ever written for this segment: a single stream restarts from zero, so
+    /// only passing this mark counts as progress.
+    var bestWritten: Int64 = 0
     /// Monotonic time before which it must not be retried.
     var readyAt: Double = 0
 
@@ -103,6 +106,7 @@ final class TransferEngine {
         self.cancellation = cancellation
         self.report = report
         self.segments = configuration.segments.map(EngineSegment.init)
+        for segment in segments { segment.bestWritten = segment.state.written }
     }
 
     deinit {
@@ -230,7 +234,8 @@ final class TransferEngine {
         if transfer.head.status != 0 { transfer.validateHead() }
         transfer.flush()
         spareBuffers.append(transfer.recyclableBuffer)
-        if transfer.bytesReceived > 0 {
+        if segment.state.written > segment.bestWritten {
+            segment.bestWritten = segment.state.written
             segment.triesWithoutProgress = 0
             failuresWithoutProgress = 0
         }
