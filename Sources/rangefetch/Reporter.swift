@@ -29,7 +29,8 @@ final class Reporter: Sendable {
             case .progress(let progress): drawBar(ProgressRenderer.bar(progress))
             case .warning(let message): note("warning: \(message)")
             case .retrying(let notice):
-                note("retrying bytes \(notice.remaining.httpRangeSpec) in \(String(format: "%.1f", notice.delaySeconds)) s (try \(notice.retry + 1)): \(notice.reason)")
+                let what = notice.remaining.map { "bytes \($0.lower)-\($0.upper - 1)" } ?? "the probe"
+                note("retrying \(what) in \(String(format: "%.1f", notice.delaySeconds)) s (try \(notice.retry + 1)): \(notice.reason)")
             case .verified(let digest, let source): note("verified \(digest.algorithm.rawValue) (\(source))")
             case .started(let start) where start.resumedBytes > 0:
                 note("resuming: \(ByteCount.format(start.resumedBytes)) already on disk")

@@ -39,6 +39,8 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
     }
 
     let code: Code
+    /// The server's `Retry-After`, when it sent one with this failure.
+    var retryAfterSeconds: Double?
     /// One line describing what failed, naming the URL, path, status or errno involved.
     public let message: String
 

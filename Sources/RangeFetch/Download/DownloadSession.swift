@@ -24,7 +24,7 @@ final class DownloadSession {
     }
 
     func run() throws(DownloadError) -> DownloadSummary {
-        let remote = try Prober(request: options.request, cancellation: cancellation).probe(url)
+        let remote = try probe()
         emit(.probed(remote))
         let paths = OutputPaths(destination: options.destination, suggestedName: remote.suggestedName)
         try OutputPaths.checkFinalPath(paths.final)
@@ -66,6 +66,27 @@ final class DownloadSession {
         let whole = SegmentState(range: ByteRange(0, remote.size ?? Int64.max))
         return try transfer(remote: remote, size: remote.size, segments: [whole], mode: .singleStream, file: file,
                             store: nil, paths: paths, expected: expected)
+    }
+
+    /// Probes, retrying transient failures (5xx, 408, 429, resets) with the retry policy.
+    private func probe() throws(DownloadError) -> RemoteFile {
+        let prober = Prober(request: options.request, cancellation: cancellation)
+        var retries = 0
+        while true {
+            do {
+                return try prober.probe(url)
+            } catch where error.isTransient && retries + 1 < options.retry.maximumTries {
+                retries += 1
+                let delay = options.retry.delay(beforeRetry: retries, retryAfterSeconds: error.retryAfterSeconds,
+                                                jitter: Double.random(in: 0...1))
+                emit(.retrying(RetryNotice(remaining: nil, retry: retries, delaySeconds: delay, reason: error.message)))
+                let until = MonotonicTime.now() + delay
+                while MonotonicTime.now() < until {
+                    if cancellation.isCancelled { throw .cancelled() }
+                    usleep(20_000)
+                }
+            }
+        }
     }
 
     // MARK: Deciding where to start

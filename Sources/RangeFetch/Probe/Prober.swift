@@ -17,7 +17,9 @@ struct Prober {
         let get = try exchange(url, method: .firstByte)
         let status = get.response.status
         guard (200..<300).contains(status) else {
-            throw DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Self.reason(status))")
+            var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Self.reason(status))")
+            error.retryAfterSeconds = RetryPolicy.retryAfterSeconds(get.response["retry-after"])
+            throw error
         }
         var file = remoteFile(url: url, finalURL: get.finalURL, response: get.response)
         if status == 206 {

@@ -48,7 +48,7 @@ public enum ProgressRenderer {
             object.add("active_connections", progress.activeConnections)
         case .retrying(let notice):
             object.add("event", "retry")
-            object.add("range", notice.remaining.httpRangeSpec)
+            object.add("range", notice.remaining.map { $0.isEmpty ? "" : $0.httpRangeSpec })
             object.add("retry", notice.retry)
             object.add("delay_seconds", formatDecimal(notice.delaySeconds, places: 2))
             object.add("reason", notice.reason)

@@ -116,8 +116,9 @@ final class SegmentTransfer {
         let url = remote.finalURL
         let status = head.status
         if !(200..<300).contains(status) {
-            let error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
+            var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
                                       + (requested.map { " for range \($0.httpRangeSpec)" } ?? ""))
+            error.retryAfterSeconds = RetryPolicy.retryAfterSeconds(head["retry-after"])
             if status == 416 {
                 return (DownloadError(.remoteChanged, "\(url): range \(requested?.httpRangeSpec ?? "") not satisfiable; the file on the server changed (was \(remote.size ?? 0) bytes). Rerun to start over."), true)
             }

@@ -16,8 +16,8 @@ enum EngineEvent: Sendable {
 
 /// A segment request failed and is scheduled again.
 public struct RetryNotice: Sendable, Equatable {
-    /// The bytes still to fetch for that segment.
-    public var remaining: ByteRange
+    /// The bytes still to fetch for that segment; `nil` when the probe is retried.
+    public var remaining: ByteRange?
     /// Retry number for this segment since it last made progress (1-based).
     public var retry: Int
     public var delaySeconds: Double
@@ -54,7 +54,7 @@ struct HedgingPolicy: Sendable {
     /// A transfer is slow below this fraction of the median speed of the active transfers.
     var slowFraction = 0.25
     /// It must stay slow this long (seconds) before it is replaced.
-    var slowForSeconds: Double = 2
+    var slowForSeconds: Double = 1.5
     /// New transfers are not judged before this many seconds.
     var graceSeconds: Double = 2
     /// Replacing pays only when the slow transfer would need longer than this (seconds).
@@ -97,6 +97,9 @@ final class TransferEngine {
     private var active: [UnsafeMutableRawPointer: SegmentTransfer] = [:]
     private var spareBuffers: [UnsafeMutableRawBufferPointer] = []
     private var failuresWithoutProgress = 0
+    /// Average speeds of recently finished transfers: the yardstick for the last straggler,
+    /// which has no active siblings left to compare with.
+    private var finishedSpeeds: [Double] = []
     private var randomState = SystemRandomNumberGenerator()
 
     init(configuration: EngineConfiguration, file: PartialFile, cancellation: CancellationFlag,
@@ -242,9 +245,14 @@ final class TransferEngine {
         if transfer.overlong {
             report(.warning("\(configuration.remote.finalURL): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
         }
+        let duration = MonotonicTime.now() - transfer.startedAt
+        if transfer.failure == nil && duration >= 1 {
+            finishedSpeeds.append(Double(transfer.bytesReceived) / duration)
+            if finishedSpeeds.count > 16 { finishedSpeeds.removeFirst() }
+        }
         if let failure = transfer.failure {
             if failure.isFatal { throw failure.error }
-            try retry(segment, after: failure.error, retryAfter: RetryPolicy.retryAfterSeconds(transfer.head["retry-after"]))
+            try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds)
             return
         }
         if segment.isComplete { return }
@@ -259,7 +267,7 @@ final class TransferEngine {
         } else {
             error = TransferFailure.curl(result, url: configuration.remote.finalURL, detail: nil)
         }
-        guard result == CURLE_OK || error.isTransient else { throw error }
+        guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
         try retry(segment, after: error, retryAfter: nil)
     }
 
@@ -299,8 +307,8 @@ final class TransferEngine {
         let policy = configuration.hedging
         for transfer in active.values { transfer.sampleSpeed(now: now) }
         let judged = active.values.filter { now - $0.startedAt >= policy.graceSeconds && $0.bytesPerSecond >= 0 }
-        guard judged.count >= 2 else { return }
-        let speeds = judged.map(\.bytesPerSecond).sorted()
+        let speeds = (judged.map(\.bytesPerSecond) + finishedSpeeds).sorted()
+        guard !judged.isEmpty, speeds.count >= 2 else { return }
         let median = speeds[speeds.count / 2]
         guard median > 0 else { return }
         for transfer in judged {

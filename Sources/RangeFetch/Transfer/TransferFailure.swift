@@ -2,6 +2,14 @@ import CCurl
 
 /// Turns libcurl result codes into user-facing errors.
 enum TransferFailure {
+    /// Once the probe has reached the server, most transport failures of a range request are
+    /// worth a retry on a fresh connection (resets, timeouts, garbage left on a reused
+    /// connection by a misbehaving server). These are not: they would fail the same way again.
+    static func isRetryableDuringTransfer(_ code: CURLcode) -> Bool {
+        ![CURLE_OUT_OF_MEMORY, CURLE_TOO_MANY_REDIRECTS, CURLE_PEER_FAILED_VERIFICATION,
+          CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM].contains(code)
+    }
+
     static func curl(_ code: CURLcode, url: String, detail: String?) -> DownloadError {
         let raw = Int32(code.rawValue)
         var message = "\(url): \(code.explanation)"

@@ -45,7 +45,7 @@ final class FaultServer {
     func stop() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(2)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
@@ -61,6 +61,7 @@ final class FaultServer {
             var method: String
             var path: String
             var range: String?
+            var if_range: String?
             var status: Int
             var bytes: Int64
         }
@@ -70,13 +71,20 @@ final class FaultServer {
     }
 
     func stats() throws -> Stats {
-        let data = try Data(contentsOf: URL(string: baseURL + "/_stats")!)
-        return try JSONDecoder().decode(Stats.self, from: data)
+        try JSONDecoder().decode(Stats.self, from: fetch("/_stats"))
     }
 
-    /// The exact bytes the server serves for `/data/SIZE/…` at `version` (fetched in one plain GET).
+    /// The exact bytes the server serves for `/data/SIZE/…` at `version`, fetched in one plain
+    /// GET by curl (an independent client).
     func expectedBytes(size: Int64, version: Int = 0) throws -> Data {
-        let suffix = version == 0 ? "" : "?version=\(version)"
-        return try Data(contentsOf: URL(string: "\(baseURL)/data/\(size)/reference.bin\(suffix)")!)
+        try fetch("/data/\(size)/reference.bin" + (version == 0 ? "" : "?version=\(version)"))
+    }
+
+    private func fetch(_ path: String) throws -> Data {
+        let scratch = try TemporaryDirectory("rf-curl")
+        let file = scratch.file("body")
+        let result = try TestProcess.run("/usr/bin/curl", ["-sSf", "-o", file, baseURL + path])
+        guard result.status == 0 else { throw TestFailure("curl \(path) failed: \(result.stderr)") }
+        return try Data(contentsOf: URL(fileURLWithPath: file))
     }
 }
