@@ -116,10 +116,20 @@ final class FaultTests {
 
     // MARK: Servers that lie
 
-    @Test func shiftedRangesAreNeverWritten() async throws {
-        let error = await expectDownloadError { try await self.download(self.server.dataURL(size: Self.size, "shift=7")) }
-        // The body claims the right range but carries other bytes: only a digest can catch that.
-        if let error { #expect(error.category == .network || error.category == .checksum) }
+    @Test func shiftedBytesUnderACorrectContentRangeAreCaughtByTheDigest() async throws {
+        // A server that lies consistently (right headers, wrong bytes) is only caught by a digest;
+        // its last range also comes up 7 bytes short, which stalls until the timeout.
+        let digest = Digest(.sha256)
+        digest.update(Array(try server.expectedBytes(size: Self.size)))
+        let expected = digest.finalize()
+        let error = await expectDownloadError {
+            try await self.download(self.server.dataURL(size: Self.size, "shift=7")) {
+                $0.checksums = [expected]
+                $0.request.stallTimeoutSeconds = 1
+                $0.retry = RetryPolicy(maximumTries: 2, baseDelaySeconds: 0.05)
+            }
+        }
+        #expect(error?.category == .network || error?.category == .checksum)
         expectNothingAtFinalPath()
     }
 
