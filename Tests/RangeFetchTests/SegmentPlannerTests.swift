@@ -24,10 +24,10 @@ struct SegmentPlannerTests {
     @Test func filesOverFourGigabytesUseSixtyFourBitOffsets() {
         let size: Int64 = 5 << 40 + 3
         let ranges = SegmentPlanner(connections: 16, minimumSegmentBytes: 1 << 20).plan(size: size)
-        #expect(ranges.count == 16)
+        #expect(ranges.count == 1024)
         #expect(ranges.last?.upper == size)
-        #expect(ranges.allSatisfy { $0.count >= size / 16 })
-        #expect(ranges[15].httpRangeSpec == "\(ranges[15].lower)-\(size - 1)")
+        #expect(ranges.allSatisfy { $0.count >= size / 1024 })
+        #expect(ranges[1023].httpRangeSpec == "\(ranges[1023].lower)-\(size - 1)")
     }
 
     @Test func plansCoverTheFileExactlyWithNoRangeBelowTheMinimum() {
@@ -36,7 +36,9 @@ struct SegmentPlannerTests {
             let size = Int64.random(in: 0...(1 << 34), using: &generator) >> Int64.random(in: 0...33, using: &generator)
             let connections = Int.random(in: 1...64, using: &generator)
             let minimum = Int64.random(in: 1...(1 << 22), using: &generator)
-            let ranges = SegmentPlanner(connections: connections, minimumSegmentBytes: minimum).plan(size: size)
+            let planner = SegmentPlanner(connections: connections, minimumSegmentBytes: minimum,
+                                         pieceBytes: Int64.random(in: 1...(1 << 24), using: &generator))
+            let ranges = planner.plan(size: size)
             var end: Int64 = 0
             for range in ranges {
                 #expect(range.lower == end, "gap or overlap at \(end) for size \(size)")
@@ -45,8 +47,17 @@ struct SegmentPlannerTests {
                 end = range.upper
             }
             #expect(end == size)
-            #expect(ranges.count <= connections)
+            #expect(ranges.count <= planner.maximumRanges)
+            if size > 0 { #expect(ranges.count >= Int(min(Int64(connections), max(1, size / minimum)))) }
         }
+    }
+
+    @Test func largeFilesAreCutIntoPiecesTakenInOrder() {
+        let ranges = SegmentPlanner(connections: 16, minimumSegmentBytes: 1 << 20).plan(size: 1 << 30)
+        #expect(ranges.count == 256)
+        #expect(ranges.allSatisfy { $0.count == 4 << 20 })
+        let few = SegmentPlanner(connections: 16, minimumSegmentBytes: 1 << 20).plan(size: 32 << 20)
+        #expect(few.count == 16)
     }
 
     @Test func stealingSplitsOnlyRangesWorthSplitting() {

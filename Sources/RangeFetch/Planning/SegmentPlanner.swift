@@ -3,24 +3,38 @@
 /// The plan covers `[0, size)` exactly — no gap, no overlap — in ascending order. Every range is
 /// at least `minimumSegmentBytes` long unless the whole file is smaller than that, so small files
 /// get fewer ranges than connections.
+///
+/// Large files are cut into pieces of about ``pieceBytes`` (never fewer ranges than
+/// connections, never more than ``maximumRanges``) that connections take in ascending order.
+/// Completed bytes then form a prefix that grows steadily, which lets the digest follow the
+/// download closely instead of hashing most of the file after the last byte.
 public struct SegmentPlanner: Sendable {
     /// Upper bound on parallel connections a plan may ask for.
     public var connections: Int
     /// No range in a multi-range plan is shorter than this many bytes.
     public var minimumSegmentBytes: Int64
 
-    public init(connections: Int, minimumSegmentBytes: Int64) {
+    /// Target size of a piece of a large file, in bytes (raised to the minimum segment size).
+    public var pieceBytes: Int64
+    /// Upper bound on the ranges in a plan, so the journal of a huge file stays small.
+    public var maximumRanges: Int
+
+    public init(connections: Int, minimumSegmentBytes: Int64, pieceBytes: Int64 = 4 << 20, maximumRanges: Int = 1024) {
         precondition(connections >= 1, "at least one connection")
         precondition(minimumSegmentBytes >= 1, "minimum segment must be positive")
         self.connections = connections
         self.minimumSegmentBytes = minimumSegmentBytes
+        self.pieceBytes = pieceBytes
+        self.maximumRanges = max(maximumRanges, connections)
     }
 
     /// The ranges for a file of `size` bytes; empty for an empty file.
     public func plan(size: Int64) -> [ByteRange] {
         precondition(size >= 0, "negative size")
         guard size > 0 else { return [] }
-        let count = Int(min(Int64(connections), max(1, size / minimumSegmentBytes)))
+        let piece = max(pieceBytes, minimumSegmentBytes)
+        let pieces = min((size + piece - 1) / piece, Int64(maximumRanges))
+        let count = Int(min(max(Int64(connections), pieces), max(1, size / minimumSegmentBytes)))
         let base = size / Int64(count)
         let remainder = size % Int64(count)
         var ranges: [ByteRange] = []

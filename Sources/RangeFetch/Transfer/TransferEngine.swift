@@ -246,7 +246,7 @@ final class TransferEngine {
             report(.warning("\(configuration.remote.finalURL): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
         }
         let duration = MonotonicTime.now() - transfer.startedAt
-        if transfer.failure == nil && duration >= 1 {
+        if transfer.failure == nil && duration >= 0.25 && transfer.bytesReceived >= 256 << 10 {
             finishedSpeeds.append(Double(transfer.bytesReceived) / duration)
             if finishedSpeeds.count > 16 { finishedSpeeds.removeFirst() }
         }

@@ -43,12 +43,7 @@ final class FaultServer {
     deinit { stop() }
 
     func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        stopProcess(process, signal: SIGTERM, graceSeconds: 2)
     }
 
     /// `/data/SIZE/NAME?QUERY`: SIZE bytes of deterministic content.

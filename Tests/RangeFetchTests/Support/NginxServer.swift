@@ -67,12 +67,7 @@ final class NginxServer {
 
     /// Stops nginx by its pid and waits for it to exit.
     func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGQUIT)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        stopProcess(process, signal: SIGQUIT, graceSeconds: 5)
     }
 
     struct LogEntry {

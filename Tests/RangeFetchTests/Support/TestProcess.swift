@@ -100,3 +100,13 @@ final class Locked<Value>: @unchecked Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
     var current: Value { lock.withLock { value } }
 }
+
+/// Stops a child by pid: `signal` first, SIGKILL after `graceSeconds`, then reaps it.
+func stopProcess(_ process: Process, signal: Int32, graceSeconds: Double) {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, signal)
+    let deadline = Date().addingTimeInterval(graceSeconds)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
