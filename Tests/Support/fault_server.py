@@ -1,425 +1,926 @@
 #!/usr/bin/env python3
-"""A controllable, fault-injecting HTTP/1.1 server for rangefetch's tests (stdlib only).
+"""A controllable, fault-injecting HTTP/1.1 server for rangefetch's tests (Python 3.11 stdlib only).
 
-Start: python3 fault_server.py [--port 0] [--root DIR]
-It binds 127.0.0.1, prints exactly one line "PORT <n>" on stdout once listening, then serves
-until SIGTERM/SIGINT. Nothing else is written to stdout.
+Start
+    python3 Tests/Support/fault_server.py [--port 0] [--root DIR]
+  Binds 127.0.0.1 (port 0 = any free port), prints exactly one line "PORT <n>" on stdout once
+  listening, then serves until SIGTERM/SIGINT and exits 0. Nothing else is ever written to stdout;
+  unexpected errors go to stderr (client hang-ups are silent). One thread per connection,
+  HTTP/1.1 keep-alive, TCP_NODELAY.
 
 Paths
-  /data/<SIZE>/<name>   SIZE bytes of deterministic pseudo-random content (SHA-256 counter
-                        stream seeded by the version), strong ETag "<size>-<version>",
-                        Last-Modified that changes with the version, Accept-Ranges: bytes.
-  /file/<name>          a real file from --root, same range semantics.
-  /_stats               JSON: requests, body_bytes, by_status, log[{method,path,range,if_range,status,bytes}]
-  /_reset               clears the counters and the per-URL fault counters.
+  /data/<SIZE>[/<anyname>]  SIZE bytes of deterministic content (see Content below).
+                            ETag "<SIZE>-<version>" (strong), Last-Modified that changes with
+                            the version, Accept-Ranges: bytes, Content-Type application/octet-stream.
+  /file/<name>              the file <name> under --root (no escaping it; 404 without --root),
+                            same range semantics. ETag "<size>-<mtime in ns>", Last-Modified = mtime.
+                            version= and changeafter= do not apply to files.
+  /_stats                   GET: JSON {"requests", "body_bytes", "by_status": {"206": n, ...},
+                            "log": [{"method", "path", "query", "range", "if_range", "status",
+                            "bytes", "etag", "host", "auth", "connection"}, ...]}
+                            "path" is without the query; "bytes" = body bytes actually sent
+                            (chunked framing excluded); "etag" is null for non-content answers;
+                            "auth" tells whether an Authorization header came; "connection"
+                            numbers TCP connections (same number = keep-alive reuse). A request is
+                            logged once its response is finished (or broken off). Control
+                            endpoints are not logged.
+  /_reset                   GET or POST: clears the stats and every per-URL counter (cutcount,
+                            tricklecount, stallcount, status503, statuscount, changeafter).
 
-Ranges: one range per request, "bytes=a-b", "bytes=a-", "bytes=-n"; 206 with Content-Range;
-416 with "Content-Range: bytes */SIZE" when unsatisfiable. If-Range that does not match the
-current ETag (or Last-Modified) gets a 200 with the whole body.
+Content
+  Block k (32 bytes) of version V is
+      sha256(b"rangefetch" + k.to_bytes(8, "little"))                              for V = 0
+      sha256(b"rangefetch" + V.to_bytes(8, "little") + k.to_bytes(8, "little"))    for V > 0
+  and byte i of any /data resource is byte i % 32 of block i // 32: content does not depend on
+  SIZE, so /data/100/x is a prefix of /data/200/y. Generated in 1 MiB pieces, cached (LRU) for
+  SIZE <= 64 MiB, sent in 64 KiB writes.
 
-Query parameters (combine freely; counters are kept per path+query):
-  version=V            content version (changes bytes, ETag and Last-Modified)
-  cut=N                close the connection after N body bytes of each response
-  cutmode=fin|rst      normal close (default) or RST (SO_LINGER 0)
-  cutcount=K           only the first K requests are cut (default: all)
-  trickle=BPS          send the body at BPS bytes/second
-  trickleoffset=X      ... only responses whose range starts at X
-  tricklecount=K       ... only the first K matching responses
-  rate=BPS             send every body at BPS bytes/second (a per-connection cap)
-  shift=K              serve bytes from a+K while claiming Content-Range a-b (lying server)
-  wrongrange=1         answer a Content-Range one byte later than asked (with matching bytes)
-  changeafter=K        after K body bytes served for this URL, content becomes version+1
-  status503=K          first K requests answer 503 with Retry-After: retryafter (default 1)
-  status=CODE          first statuscount (default: all) requests answer CODE
-  chunked=1            ignore Range; 200 with Transfer-Encoding: chunked, no length, no Accept-Ranges
-  norange=1            ignore Range; 200 with full body and Accept-Ranges: none
-  noaccept=1           omit Accept-Ranges but still honour ranges
-  nohead=1             HEAD answers 405
-  redirect=N           302 to the same URL with redirect=N-1; redirecthost=1 uses "localhost"
-  auth=user:pass       require HTTP Basic auth (401 otherwise)
-  reprdigest=good|bad  Repr-Digest: sha-256=:b64: of the whole content (bad: of other bytes)
-  digest=good|bad      legacy Digest: SHA-256=b64
-  contentmd5=good|bad  Content-MD5 on 200 full responses
-  disposition=NAME     Content-Disposition: attachment; filename="NAME"
-  encoding=gzip        claim Content-Encoding: gzip unless Accept-Encoding is identity or absent
-  forceencoding=1      with encoding=gzip: claim it whatever the request asked
-  extra=N              send N bytes more than announced on range responses
-  stall=S              stop sending for S seconds after 16 KiB of the body
-  stalloffset=X        ... only responses whose range starts at X
-  stallcount=K         ... only the first K matching responses
+Ranges (RFC 9110, one range per request)
+  "bytes=a-b" (b clamped to SIZE-1), "bytes=a-", "bytes=-n" -> 206 with Content-Range
+  "bytes a-b/SIZE". Unsatisfiable (a >= SIZE, b < a, "-0", any range of an empty resource) ->
+  416 with "Content-Range: bytes */SIZE". Unparseable headers, other units and multiple ranges
+  are ignored (200 with the whole body). If-Range that is not exactly the current ETag or
+  Last-Modified (so W/ tags never match) -> 200 with the whole body. HEAD gets the same headers
+  as GET, without a body.
+
+Query parameters (combine freely; unknown ones are ignored but reported in an
+"X-Fault-Unknown" response header and on stderr). Every counter below ("first K") is kept per
+path+query exactly as requested, so two URLs that differ in any parameter count separately; add
+a dummy parameter (e.g. run=3) to get fresh counters. Checks happen in this order:
+auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body faults.
+
+  version=V           content version 0 <= V <= 2**32 (default 0): other bytes, ETag and Last-Modified.
+  auth=USER:PASS      require HTTP Basic credentials USER:PASS, else 401 with
+                      WWW-Authenticate: Basic realm="rangefetch-test" (checked at every hop).
+  redirect=N          N > 0: answer 302 with Location = the same URL with redirect=N-1 (every
+                      other parameter kept as written); at N = 0 serve normally.
+  redirecthost=1      ... the Location uses host "localhost" instead of "127.0.0.1".
+  redirectstatus=C    ... use status C (301, 303, 307, 308) instead of 302.
+  nohead=1            HEAD answers 405 (Allow: GET).
+  status503=K         the first K requests (HEAD included) answer 503 with Retry-After.
+  retryafter=S        Retry-After value for status503 (default 1) and, when given, for status=.
+  status=CODE         answer CODE (small text body; none for 204/304) instead of content ...
+  statuscount=K       ... for the first K requests only (default: every request).
+  cut=N               after N body bytes, close the connection (the response stays incomplete;
+                      responses of N bytes or fewer are sent whole).
+  cutmode=fin|rst     fin (default): shutdown + close, the client sees EOF;
+                      rst: SO_LINGER 0 then close, the client sees a connection reset.
+  cutcount=K          only the first K responses that are longer than N get cut (default: all).
+  trickle=BPS         send the body at BPS bytes/second (about 20 writes a second) ...
+  trickleoffset=X     ... only for answers to a range that starts at X (a 200 counts as 0) ...
+  tricklecount=K      ... only for the first K matching responses (default: all).
+  rate=BPS            send every body at BPS bytes/second (trickle, when it applies, wins if slower).
+  stall=S             after min(16 KiB, half the body) body bytes, stop sending for S seconds
+                      (float; connection kept open), then carry on ...
+  stalloffset=X       ... only for answers to a range that starts at X (a 200 counts as 0) ...
+  stallcount=K        ... only for the first K matching responses (default: all).
+  shift=K             206 bodies carry the bytes from a+K while Content-Range claims a-b (a lying
+                      server; bytes past the end of a /data resource continue the stream, past
+                      the end of a file they are zeros).
+  wrongrange=1        206 answers claim a different range than asked, with the bytes of the claim:
+                      a+1..b+1 normally; a-1..b-1 when b is the last byte; a..b-1 for the whole
+                      resource (a single-byte whole resource gets 416).
+  extra=N             206 bodies carry N bytes more than the Content-Range (the following bytes of
+                      the stream), with ...
+  extramode=length    ... (default) a Content-Length that announces them (libcurl delivers them);
+  extramode=trailing  ... a Content-Length that matches the range; the N bytes trail the message
+                      on the connection.
+  changeafter=K       once K body bytes have been sent for this path+query (over all requests),
+                      the content switches to version+1 (new bytes, ETag, Last-Modified); the
+                      switch happens between requests, once.
+  chunked=1           ignore Range; 200 with Transfer-Encoding: chunked, no Content-Length, no
+                      Accept-Ranges.
+  norange=1           ignore Range; 200 with the whole body, Content-Length, Accept-Ranges: none.
+  noaccept=1          omit Accept-Ranges but still honour ranges.
+  encoding=gzip       add Content-Encoding: gzip (and Vary: Accept-Encoding) unless the request's
+                      Accept-Encoding is absent or exactly "identity". The body is NOT gzip.
+  forceencoding=1     ... with encoding=: claim it whatever the request's Accept-Encoding.
+  disposition=NAME    Content-Disposition: attachment; filename="NAME" (NAME as decoded from the
+                      query, unescaped, so ../ tricks pass through).
+  reprdigest=good|bad Repr-Digest: sha-256=:<base64>: of the whole representation (bad: of
+                      other bytes), on every content answer (200, 206, HEAD).
+  digest=good|bad     legacy Digest: SHA-256=<base64>, same scope.
+  contentmd5=good|bad Content-MD5: <base64 MD5 of the whole content>, on 200 answers only.
+  Flags (=1) also accept true/yes/on and an empty value; 0/false/no/off turn them off. A
+  malformed number answers 400 naming the parameter.
 """
 
 import argparse
 import base64
+import binascii
+import collections
+import email.utils
 import hashlib
+import itertools
 import json
+import math
 import os
+import re
 import signal
 import socket
 import struct
 import sys
 import threading
 import time
+import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-CHUNK = 64 * 1024
-BLOCK = 32  # bytes per SHA-256 counter block
-
-_lock = threading.Lock()
-_stats = {"requests": 0, "body_bytes": 0, "by_status": {}, "log": []}
-_counters = {}  # (url key, counter name) -> int
-_cache = {}  # (size, version) -> bytes, for sizes up to CACHE_LIMIT
-CACHE_LIMIT = 64 << 20
-
-
-def count(key, name, increment=1):
-    """Returns the counter's value before adding `increment`."""
-    with _lock:
-        value = _counters.get((key, name), 0)
-        _counters[(key, name)] = value + increment
-        return value
+WRITE_CHUNK = 64 * 1024          # one socket write
+PIECE = 1 << 20                  # unit of content generation and caching
+BLOCK = 32                       # bytes per SHA-256 counter block
+CACHE_SIZES_UP_TO = 64 << 20     # /data resources up to this size are cached ...
+CACHE_LIMIT = 192 << 20          # ... in an LRU of at most this many bytes
+STALL_AFTER = 16 * 1024
+BASE_DATE = 1_700_000_000        # Last-Modified of version 0 (2023-11-14); +1 day per version
+FOREVER = 1 << 62
 
 
-def content(size, version, start, end):
-    """Bytes [start, end) of the deterministic stream for (size, version)."""
-    if size <= CACHE_LIMIT:
-        with _lock:
-            data = _cache.get((size, version))
-        if data is None:
-            data = generate(version, 0, size)
-            with _lock:
-                _cache[(size, version)] = data
-        return data[start:end]
-    return generate(version, start, end)
+def log_error(message):
+    try:
+        print(f"fault_server: {message}", file=sys.stderr, flush=True)
+    except Exception:
+        pass
+
+
+_warned = set()
+_warned_lock = threading.Lock()
+
+
+def warn_unknown(names, path):
+    """One stderr line per unknown parameter name (a typo would otherwise test nothing)."""
+    with _warned_lock:
+        fresh = [name for name in names if name not in _warned]
+        _warned.update(fresh)
+    if fresh:
+        log_error(f"ignoring unknown parameter(s) {', '.join(fresh)} (first seen in {path})")
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared state: statistics and per-URL counters
+
+
+class State:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.requests, self.body_bytes, self.by_status, self.log = 0, 0, {}, []
+        self.counters = {}  # (url key, counter name) -> int
+
+    def reset(self):
+        with self.lock:
+            self.requests, self.body_bytes, self.by_status, self.log = 0, 0, {}, []
+            self.counters = {}
+
+    def take(self, key, name, limit):
+        """Counts one more event; True while at most `limit` events have been counted."""
+        with self.lock:
+            value = self.counters.get((key, name), 0)
+            if value >= limit:
+                return False
+            self.counters[(key, name)] = value + 1
+            return True
+
+    def value(self, key, name):
+        with self.lock:
+            return self.counters.get((key, name), 0)
+
+    def add(self, key, name, amount):
+        with self.lock:
+            self.counters[(key, name)] = self.counters.get((key, name), 0) + amount
+
+    def record(self, entry):
+        with self.lock:
+            self.requests += 1
+            self.body_bytes += entry["bytes"]
+            status = str(entry["status"])
+            self.by_status[status] = self.by_status.get(status, 0) + 1
+            self.log.append(entry)
+
+    def snapshot(self):
+        with self.lock:
+            return json.dumps({"requests": self.requests, "body_bytes": self.body_bytes,
+                               "by_status": dict(self.by_status), "log": list(self.log)})
+
+
+STATE = State()
+
+
+# ---------------------------------------------------------------------------------------------
+# Deterministic content
 
 
 def generate(version, start, end):
-    seed = b"rangefetch" + struct.pack("<I", version)
+    """Bytes [start, end) of the SHA-256 counter stream of `version` (any offsets >= 0)."""
+    if end <= start:
+        return b""
+    prefix = b"rangefetch" + (version.to_bytes(8, "little") if version else b"")
+    seeded = hashlib.sha256(prefix)
+    pack = struct.Struct("<Q").pack
     first, last = start // BLOCK, (end + BLOCK - 1) // BLOCK
-    out = bytearray()
-    for block in range(first, last):
-        out += hashlib.sha256(seed + struct.pack("<Q", block)).digest()
-    offset = start - first * BLOCK
-    return bytes(out[offset:offset + (end - start)])
+    blocks = []
+    for k in range(first, last):
+        h = seeded.copy()
+        h.update(pack(k))
+        blocks.append(h.digest())
+    skip = start - first * BLOCK
+    return b"".join(blocks)[skip:skip + (end - start)]
+
+
+class OnceCache:
+    """LRU of computed values; concurrent askers of one key wait for a single computation."""
+
+    def __init__(self, limit, weigh=len):
+        self.limit, self.weigh = limit, weigh
+        self.lock = threading.Lock()
+        self.items = collections.OrderedDict()
+        self.weight = 0
+        self.pending = {}
+
+    def get(self, key, compute):
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+            gate = self.pending.setdefault(key, threading.Lock())
+        with gate:
+            with self.lock:
+                if key in self.items:
+                    return self.items[key]
+            value = compute()
+            with self.lock:
+                self.items[key] = value
+                self.weight += self.weigh(value)
+                while self.weight > self.limit and len(self.items) > 1:
+                    _, old = self.items.popitem(last=False)
+                    self.weight -= self.weigh(old)
+                self.pending.pop(key, None)
+            return value
+
+
+PIECES = OnceCache(CACHE_LIMIT)
+DIGESTS = OnceCache(1 << 20, weigh=lambda _: 64)
+
+
+def data_bytes(version, start, end, cached):
+    """Bytes [start, end) of the stream, through the piece cache when `cached`."""
+    if not cached:
+        return generate(version, start, end)
+    out = []
+    position = start
+    while position < end:
+        index = position // PIECE
+        piece = PIECES.get((version, index),
+                           lambda: generate(version, index * PIECE, (index + 1) * PIECE))
+        lo = position - index * PIECE
+        hi = min(end - index * PIECE, PIECE)
+        out.append(memoryview(piece)[lo:hi])
+        position += hi - lo
+    return out[0] if len(out) == 1 else b"".join(out)
+
+
+def http_date(seconds):
+    return email.utils.formatdate(seconds, usegmt=True)
 
 
 class Resource:
-    """What a path serves: size, validators, and a way to read bytes."""
+    """What a content path serves. read(a, b) may go past `size` (for shift= and extra=)."""
 
-    def __init__(self, size, etag, last_modified, reader):
-        self.size, self.etag, self.last_modified, self.read = size, etag, last_modified, reader
+    def __init__(self, size, etag, last_modified, read, identity):
+        self.size, self.etag, self.last_modified = size, etag, last_modified
+        self.read, self.identity = read, identity
+
+    def digest(self, algorithm):
+        """Digest of the whole representation, computed once per (resource, algorithm)."""
+        def compute():
+            h = hashlib.new(algorithm)
+            for position in range(0, self.size, PIECE):
+                h.update(self.read(position, min(position + PIECE, self.size)))
+            return h.digest()
+        return DIGESTS.get((self.identity, algorithm), compute)
+
+
+def data_resource(size, version):
+    cached = size <= CACHE_SIZES_UP_TO
+    return Resource(size, f'"{size}-{version}"', http_date(BASE_DATE + version * 86400),
+                    lambda a, b: data_bytes(version, a, b, cached), ("data", size, version))
+
+
+def file_resource(root, name):
+    if not root:
+        return None
+    root = os.path.realpath(root)
+    full = os.path.realpath(os.path.join(root, name))
+    if os.path.commonpath([root, full]) != root:
+        return None
+    try:
+        info = os.stat(full)
+    except OSError:
+        return None
+    if not os.path.isfile(full):
+        return None
+    size = info.st_size
+
+    def read(a, b):
+        with open(full, "rb") as f:
+            f.seek(min(a, size))
+            data = f.read(max(0, min(b, size) - a))
+        return data + b"\0" * ((b - a) - len(data))  # past the end (shift=, extra=): zeros
+    return Resource(size, f'"{size}-{info.st_mtime_ns}"', http_date(int(info.st_mtime)), read,
+                    ("file", full, size, info.st_mtime_ns))
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranges
+
+
+def parse_range(header, size):
+    """A Range header -> (start, end) half-open, "unsatisfiable", or None (ignore the header)."""
+    unit, _, spec = header.partition("=")
+    if unit.strip().lower() != "bytes" or "," in spec:
+        return None
+    first, dash, last = spec.strip().partition("-")
+    first, last = first.strip(), last.strip()
+    if not dash or not (first.isdigit() or first == "") or not (last.isdigit() or last == ""):
+        return None
+    if first == "":
+        if last == "":
+            return None
+        n = int(last)
+        if n == 0 or size == 0:
+            return "unsatisfiable"
+        return max(0, size - n), size
+    a = int(first)
+    b = int(last) if last else size - 1
+    if a >= size or b < a:
+        return "unsatisfiable"
+    return a, min(b, size - 1) + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Query parameters
+
+
+class BadParameter(Exception):
+    pass
+
+
+# name -> (type, minimum, maximum) for numeric parameters; name -> allowed values for the others.
+NUMBERS = {
+    "version": (int, 0, 1 << 32), "redirect": (int, 0, None), "redirectstatus": (int, 300, 399),
+    "status503": (int, 0, None), "status": (int, 200, 599), "statuscount": (int, 0, None),
+    "cut": (int, 0, None), "cutcount": (int, 0, None), "trickle": (int, 1, None),
+    "trickleoffset": (int, 0, None), "tricklecount": (int, 0, None), "rate": (int, 1, None),
+    "stall": (float, 0, None), "stalloffset": (int, 0, None), "stallcount": (int, 0, None),
+    "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None),
+}
+CHOICES = {
+    "cutmode": ("fin", "rst"), "extramode": ("length", "trailing"),
+    "reprdigest": ("good", "bad"), "digest": ("good", "bad"), "contentmd5": ("good", "bad"),
+}
+KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
+    "auth", "redirecthost", "nohead", "retryafter", "wrongrange", "chunked", "norange",
+    "noaccept", "encoding", "forceencoding", "disposition",
+}
+
+
+class Faults:
+    """The query parameters of one request, checked up front (BadParameter -> 400)."""
+
+    def __init__(self, query):
+        self.raw = query
+        self.values = dict(parse_qsl(query, keep_blank_values=True))
+        self.unknown = sorted(set(self.values) - KNOWN_PARAMETERS)
+        for name, (kind, low, high) in NUMBERS.items():
+            if name in self.values:
+                try:
+                    value = kind(self.values[name])
+                except ValueError:
+                    raise BadParameter(f"{name}={self.values[name]!r} is not a number") from None
+                if (not math.isfinite(value) or (low is not None and value < low)
+                        or (high is not None and value > high)):
+                    raise BadParameter(f"{name}={value} is out of range")
+        for name, allowed in CHOICES.items():
+            if name in self.values and self.values[name] not in allowed:
+                raise BadParameter(f"{name} must be one of {', '.join(allowed)}")
+
+    def has(self, name):
+        return name in self.values
+
+    def text(self, name, default=None):
+        return self.values.get(name, default)
+
+    def number(self, name, default=0):
+        return NUMBERS[name][0](self.values[name]) if name in self.values else default
+
+    def flag(self, name):
+        value = self.values.get(name)
+        return value is not None and value.strip().lower() not in ("0", "false", "no", "off")
+
+
+class Plan:
+    """How one content response is sent."""
+
+    def __init__(self):
+        self.status = 200
+        self.body_start = 0      # first byte of the stream sent
+        self.length = 0          # bytes the headers announce as the representation part
+        self.claim = None        # (first, last) inclusive for Content-Range
+        self.overlong = 0        # extra= bytes sent after the announced part
+        self.announce_overlong = True
+        self.chunked = False
+        self.cut_after = None    # cut=
+        self.rst = False
+        self.rate = None         # bytes/second
+        self.stall_after = None  # body bytes before the stall
+        self.stall_seconds = 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# The handler
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server_version = "faultserver/1"
+    server_version = "rangefetch-fault-server/1"
+    timeout = 300  # idle keep-alive connections (and blocked writes) give up after this
 
-    def log_message(self, *args):
-        pass
+    connection_ids = itertools.count(1)
 
-    # -- plumbing -----------------------------------------------------------------------
+    def setup(self):
+        super().setup()
+        self.connection_id = next(self.connection_ids)
+        try:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
 
-    def do_HEAD(self):
-        self.handle_request(head=True)
+    def handle(self):
+        try:
+            super().handle()
+        except (ConnectionError, socket.timeout, TimeoutError):
+            pass
+
+    def log_message(self, format, *args):
+        pass  # stdout and stderr stay quiet; see /_stats
+
+    def end_headers(self):
+        self.headers_sent = True
+        super().end_headers()
+
+    # -- methods --------------------------------------------------------------------------------
 
     def do_GET(self):
-        self.handle_request(head=False)
+        self.dispatch(head=False)
+
+    def do_HEAD(self):
+        self.dispatch(head=True)
 
     def do_POST(self):
-        self.handle_request(head=False)
+        length = self.headers.get("Content-Length")
+        if length and length.isdigit():
+            self.rfile.read(int(length))
+        path = urlsplit(self.path).path
+        if path in ("/_reset", "/_stats"):
+            self.dispatch(head=False)
+        else:
+            self.simple(405, b"POST is for /_reset\n", [("Allow", "GET, HEAD")], record=False)
 
-    def record(self, status, sent, range_header):
-        with _lock:
-            _stats["requests"] += 1
-            _stats["body_bytes"] += sent
-            _stats["by_status"][str(status)] = _stats["by_status"].get(str(status), 0) + 1
-            _stats["log"].append({"method": self.command, "path": self.path.split("?")[0],
-                                  "range": range_header, "if_range": self.headers.get("If-Range"),
-                                  "status": status, "bytes": sent})
+    def dispatch(self, head):
+        self.headers_sent = False
+        self.response_etag = None
+        self.faults, self.key = Faults(""), self.path
+        try:
+            self.route(head)
+        except BadParameter as error:  # raised before any header went out
+            if self.headers_sent:
+                self.close_connection = True
+            else:
+                self.simple(400, f"bad parameter: {error}\n".encode())
+        except (ConnectionError, socket.timeout, TimeoutError):
+            self.close_connection = True
+        except Exception:
+            log_error(f"error serving {self.command} {self.path}:\n{traceback.format_exc()}")
+            self.close_connection = True
+            if not self.headers_sent:
+                try:
+                    self.simple(500, b"fault server bug, see its stderr\n")
+                except OSError:
+                    pass
 
-    def simple(self, status, body=b"", headers=()):
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-        self.record(status, 0 if self.command == "HEAD" else len(body), self.headers.get("Range"))
+    # -- routing --------------------------------------------------------------------------------
 
-    # -- request handling ---------------------------------------------------------------
-
-    def handle_request(self, head):
+    def route(self, head):
         url = urlsplit(self.path)
-        if url.path == "/_stats":
-            with _lock:
-                body = json.dumps(_stats).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+        path = unquote(url.path)
+        if path == "/_stats":
+            body = STATE.snapshot().encode()
+            self.simple(200, body, [("Content-Type", "application/json")], record=False)
             return
-        if url.path == "/_reset":
-            with _lock:
-                _stats.update({"requests": 0, "body_bytes": 0, "by_status": {}, "log": []})
-                _counters.clear()
-            self.simple(204)
+        if path == "/_reset":
+            STATE.reset()
+            self.simple(204, b"", record=False)
             return
 
-        q = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        key = self.path
-        number = lambda name, default=0: int(q.get(name, default))
+        faults = Faults(url.query)
+        self.key = self.path  # per path+query counters, exactly as requested
+        self.faults = faults
+        warn_unknown(faults.unknown, self.path)
 
-        if "auth" in q:
-            expected = "Basic " + base64.b64encode(q["auth"].encode()).decode()
-            if self.headers.get("Authorization") != expected:
-                self.simple(401, b"auth required", [("WWW-Authenticate", 'Basic realm="test"')])
+        # Answers that never reach the content, in this order.
+        for check in (self.check_auth, self.check_redirect, self.check_nohead,
+                      self.check_status503, self.check_status):
+            if check(faults, head):
                 return
-        if number("redirect") > 0:
-            host = "localhost" if q.get("redirecthost") == "1" else "127.0.0.1"
-            rest = "&".join(f"{k}={v}" for k, v in q.items() if k != "redirect")
-            location = f"http://{host}:{self.server.server_port}{url.path}?redirect={number('redirect') - 1}"
-            self.simple(302, b"", [("Location", location + ("&" + rest if rest else ""))])
-            return
-        if head and q.get("nohead") == "1":
-            self.simple(405, b"", [("Allow", "GET")])
-            return
-        if "status503" in q and count(key, "503") < number("status503"):
-            self.simple(503, b"busy", [("Retry-After", q.get("retryafter", "1"))])
-            return
-        if "status" in q and count(key, "status") < number("statuscount", 1 << 30):
-            self.simple(number("status"), b"status")
-            return
 
-        resource = self.resource(url.path, q, key)
+        resource = self.find_resource(path, faults)
         if resource is None:
-            self.simple(404, b"not found")
+            self.simple(404, b"not found\n")
             return
-        self.serve(resource, q, key, head)
+        self.serve(resource, faults, head)
 
-    def resource(self, path, q, key):
-        parts = path.split("/")
-        if len(parts) >= 3 and parts[1] == "data" and parts[2].isdigit():
-            size = int(parts[2])
-            version = number_of(q, "version")
-            if "changeafter" in q:
-                with _lock:
-                    served = _counters.get((key, "served"), 0)
-                if served >= int(q["changeafter"]):
-                    version += 1
-            lm = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(1_700_000_000 + version * 1000))
-            return Resource(size, f'"{size}-{version}"', lm, lambda a, b: content(size, version, a, b))
-        if len(parts) >= 3 and parts[1] == "file" and self.server.root:
-            name = "/".join(parts[2:])
-            if ".." in name.split("/"):
+    def find_resource(self, path, faults):
+        parts = path.split("/", 3)  # "", kind, first, rest
+        if len(parts) >= 3 and parts[1] == "data":
+            if not parts[2].isdigit():
                 return None
-            full = f"{self.server.root}/{name}"
-            try:
-                with open(full, "rb") as f:
-                    f.seek(0, 2)
-                    size = f.tell()
-                mtime = os.stat(full).st_mtime
-            except OSError:
-                return None
-
-            def read(a, b):
-                with open(full, "rb") as f:
-                    f.seek(a)
-                    return f.read(b - a)
-            lm = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(mtime))
-            return Resource(size, f'"{size}-{int(mtime)}"', lm, read)
+            version = faults.number("version") + self.changed_versions(faults)
+            return data_resource(int(parts[2]), version)
+        if len(parts) >= 3 and parts[1] == "file":
+            return file_resource(self.server.root, path[len("/file/"):])
         return None
 
-    def serve(self, res, q, key, head):
+    # -- faults that replace the answer ---------------------------------------------------------
+
+    def check_auth(self, faults, head):
+        """auth=USER:PASS: HTTP Basic, 401 without the right credentials."""
+        if not faults.has("auth"):
+            return False
+        scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+        try:
+            given = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            given = None
+        if scheme.lower() == "basic" and given == faults.text("auth"):
+            return False
+        self.simple(401, b"authentication required\n",
+                    [("WWW-Authenticate", 'Basic realm="rangefetch-test"')])
+        return True
+
+    def check_redirect(self, faults, head):
+        """redirect=N: 302 (or redirectstatus=) to the same URL with redirect=N-1."""
+        remaining = faults.number("redirect")
+        if remaining <= 0:
+            return False
+        query = re.sub(r"(^|&)redirect=[^&]*", lambda m: f"{m.group(1)}redirect={remaining - 1}",
+                       faults.raw)
+        host = "localhost" if faults.flag("redirecthost") else "127.0.0.1"
+        location = f"http://{host}:{self.server.server_port}{urlsplit(self.path).path}?{query}"
+        status = faults.number("redirectstatus", 302)
+        self.simple(status, b"", [("Location", location)])
+        return True
+
+    def check_nohead(self, faults, head):
+        """nohead=1: HEAD is not allowed."""
+        if not (head and faults.flag("nohead")):
+            return False
+        self.simple(405, b"", [("Allow", "GET")])
+        return True
+
+    def check_status503(self, faults, head):
+        """status503=K: the first K requests get 503 with Retry-After: retryafter (default 1)."""
+        if not faults.has("status503"):
+            return False
+        if not STATE.take(self.key, "status503", faults.number("status503")):
+            return False
+        self.simple(503, b"service unavailable\n", [("Retry-After", faults.text("retryafter", "1"))])
+        return True
+
+    def check_status(self, faults, head):
+        """status=CODE: the first statuscount=K requests (default all) answer CODE."""
+        if not faults.has("status"):
+            return False
+        if not STATE.take(self.key, "status", faults.number("statuscount", FOREVER)):
+            return False
+        headers = [("Retry-After", faults.text("retryafter"))] if faults.has("retryafter") else []
+        self.simple(faults.number("status"), f"status {faults.text('status')}\n".encode(),
+                    headers)
+        return True
+
+    def changed_versions(self, faults):
+        """changeafter=K: 1 once K body bytes went out for this URL, else 0."""
+        if not faults.has("changeafter"):
+            return 0
+        return 1 if STATE.value(self.key, "served") >= faults.number("changeafter") else 0
+
+    # -- content --------------------------------------------------------------------------------
+
+    def serve(self, res, faults, head):
+        plan = Plan()
+        plan.length = res.size
         range_header = self.headers.get("Range")
-        ignore_range = q.get("chunked") == "1" or q.get("norange") == "1"
-        if_range = self.headers.get("If-Range")
-        if if_range is not None and if_range not in (res.etag, res.last_modified):
-            range_header_effective = None
-        else:
-            range_header_effective = range_header
+        plan.chunked = faults.flag("chunked")
+        requested_start = 0  # what trickleoffset= and stalloffset= compare with
+        ignore_range = plan.chunked or faults.flag("norange") or not self.if_range_holds(res)
 
-        start, end, status = 0, res.size, 200
-        if range_header_effective and not ignore_range:
-            parsed = parse_range(range_header_effective, res.size)
-            if parsed is None:
-                self.simple(416, b"", [("Content-Range", f"bytes */{res.size}")])
+        if range_header is not None and not ignore_range:
+            parsed = parse_range(range_header, res.size)
+            if parsed == "unsatisfiable":
+                self.unsatisfiable(res, faults)
                 return
-            start, end = parsed
-            status = 206
+            if parsed is not None:
+                plan.status = 206
+                plan.body_start, end = parsed
+                requested_start = plan.body_start
+                plan.length = end - plan.body_start
+                plan.claim = (plan.body_start, end - 1)
+                if faults.flag("wrongrange") and not self.apply_wrongrange(plan, res):
+                    self.unsatisfiable(res, faults)
+                    return
+                self.apply_shift(plan, faults)
+                self.apply_extra(plan, faults)
 
-        claim_start, claim_end = start, end
-        if status == 206 and q.get("wrongrange") == "1" and end < res.size:
-            start, end = start + 1, end + 1
-            claim_start, claim_end = start, end
-        body_start = start + number_of(q, "shift") if status == 206 else start
-        body_end = min(body_start + (end - start), res.size)
-
-        self.send_response(status)
-        if q.get("chunked") == "1":
+        self.send_response(plan.status)
+        if plan.chunked:
             self.send_header("Transfer-Encoding", "chunked")
         else:
-            # extra=N: a body longer than the range announced, with a length to match it.
-            overlong = number_of(q, "extra") if status == 206 else 0
-            self.send_header("Content-Length", str(end - start + overlong))
-            if q.get("norange") == "1":
-                self.send_header("Accept-Ranges", "none")
-            elif q.get("noaccept") != "1":
-                self.send_header("Accept-Ranges", "bytes")
-        if status == 206:
-            self.send_header("Content-Range", f"bytes {claim_start}-{claim_end - 1}/{res.size}")
-        self.send_header("ETag", res.etag)
-        self.send_header("Last-Modified", res.last_modified)
+            length = plan.length + (plan.overlong if plan.announce_overlong else 0)
+            self.send_header("Content-Length", str(length))
+        self.accept_ranges_header(faults)
+        if plan.claim is not None:
+            self.send_header("Content-Range", f"bytes {plan.claim[0]}-{plan.claim[1]}/{res.size}")
+        self.validator_headers(res)
         self.send_header("Content-Type", "application/octet-stream")
-        if "disposition" in q:
-            self.send_header("Content-Disposition", f'attachment; filename="{q["disposition"]}"')
-        encoding_asked = self.headers.get("Accept-Encoding")
-        if q.get("encoding") == "gzip" and (q.get("forceencoding") == "1" or encoding_asked not in (None, "identity")):
-            self.send_header("Content-Encoding", "gzip")
-        self.digest_headers(res, q, status)
+        self.disposition_header(faults)
+        self.encoding_header(faults)
+        self.digest_headers(res, faults, plan.status)
+        self.unknown_header(faults)
         self.end_headers()
         if head:
-            self.record(status, 0, range_header)
+            self.record(plan.status, 0)
             return
 
-        extra = number_of(q, "extra") if status == 206 else 0
-        sent = self.send_body(res, q, key, body_start, body_end, extra, start, status)
-        self.record(status, sent, range_header)
+        self.plan_cut(plan, faults)
+        self.plan_rate(plan, faults, requested_start)
+        self.plan_stall(plan, faults, requested_start)
+        sent = self.send_body(res, plan, faults)
+        self.record(plan.status, sent)
 
-    def digest_headers(self, res, q, status):
-        def whole(algorithm, good):
-            data = res.read(0, res.size) if good else b"something else"
-            return base64.b64encode(hashlib.new(algorithm, data).digest()).decode()
-        if q.get("reprdigest") in ("good", "bad"):
-            self.send_header("Repr-Digest", f"sha-256=:{whole('sha256', q['reprdigest'] == 'good')}:")
-        if q.get("digest") in ("good", "bad"):
-            self.send_header("Digest", f"SHA-256={whole('sha256', q['digest'] == 'good')}")
-        if q.get("contentmd5") in ("good", "bad") and status == 200:
-            self.send_header("Content-MD5", whole("md5", q["contentmd5"] == "good"))
+    def if_range_holds(self, res):
+        """If-Range must equal the current ETag or Last-Modified for a Range to be honoured."""
+        validator = self.headers.get("If-Range")
+        return validator is None or validator.strip() in (res.etag, res.last_modified)
 
-    def send_body(self, res, q, key, body_start, body_end, extra, range_start, status):
-        chunked = q.get("chunked") == "1"
-        limit = None
-        if "cut" in q and count(key, "cut") < number_of(q, "cutcount", 1 << 30):
-            limit = int(q["cut"])
-        rate = None
-        if "rate" in q:
-            rate = int(q["rate"])
-        if "trickle" in q:
-            offset_ok = "trickleoffset" not in q or int(q["trickleoffset"]) == range_start
-            if offset_ok and count(key, "trickle") < number_of(q, "tricklecount", 1 << 30):
-                rate = int(q["trickle"])
-        stall = 0.0
-        if "stall" in q:
-            offset_ok = "stalloffset" not in q or int(q["stalloffset"]) == range_start
-            if offset_ok and count(key, "stall") < number_of(q, "stallcount", 1 << 30):
-                stall = float(q["stall"])
+    def unsatisfiable(self, res, faults):
+        headers = [("Content-Range", f"bytes */{res.size}")]
+        if not faults.flag("noaccept"):
+            headers.append(("Accept-Ranges", "bytes"))
+        self.response_etag = res.etag
+        self.simple(416, b"", headers + [("ETag", res.etag)])
 
-        sent = 0
+    def apply_wrongrange(self, plan, res):
+        """wrongrange=1: claim (and send) a neighbouring range instead of the one asked."""
+        first, last = plan.claim
+        if last + 1 < res.size:
+            first, last = first + 1, last + 1
+        elif first > 0:
+            first, last = first - 1, last - 1
+        elif last > first:
+            last -= 1
+        else:
+            return False  # a one-byte resource has no other range
+        plan.claim = (first, last)
+        plan.body_start, plan.length = first, last - first + 1
+        return True
+
+    def apply_shift(self, plan, faults):
+        """shift=K: the bytes from a+K under the claim a-b."""
+        plan.body_start += faults.number("shift")
+        if plan.body_start < 0:
+            raise BadParameter("shift= moves the range before byte 0")
+
+    def apply_extra(self, plan, faults):
+        """extra=N: N bytes more than the range (announced by Content-Length or trailing)."""
+        plan.overlong = faults.number("extra")
+        plan.announce_overlong = faults.text("extramode", "length") == "length"
+
+    def accept_ranges_header(self, faults):
+        """chunked=1: none at all; norange=1: "none"; noaccept=1: omitted; else "bytes"."""
+        if faults.flag("chunked") or faults.flag("noaccept"):
+            return
+        self.send_header("Accept-Ranges", "none" if faults.flag("norange") else "bytes")
+
+    def validator_headers(self, res):
+        self.response_etag = res.etag
+        self.send_header("ETag", res.etag)
+        self.send_header("Last-Modified", res.last_modified)
+
+    def disposition_header(self, faults):
+        """disposition=NAME."""
+        if faults.has("disposition"):
+            self.send_header("Content-Disposition", f'attachment; filename="{faults.text("disposition")}"')
+
+    def encoding_header(self, faults):
+        """encoding=gzip (+ forceencoding=1): claim a content coding the body does not have."""
+        coding = faults.text("encoding")
+        if not coding:
+            return
+        asked = self.headers.get("Accept-Encoding")
+        wants_identity = asked is None or asked.strip().lower() == "identity"
+        if faults.flag("forceencoding") or not wants_identity:
+            self.send_header("Content-Encoding", coding)
+        self.send_header("Vary", "Accept-Encoding")
+
+    def digest_headers(self, res, faults, status):
+        """reprdigest=, digest= (every content answer) and contentmd5= (200 only): good|bad."""
+        def encoded(algorithm, mode):
+            if mode == "good":
+                raw = res.digest(algorithm)
+            else:
+                raw = hashlib.new(algorithm, b"not the content " + res.etag.encode()).digest()
+            return base64.b64encode(raw).decode()
+        if faults.has("reprdigest"):
+            self.send_header("Repr-Digest", f"sha-256=:{encoded('sha256', faults.text('reprdigest'))}:")
+        if faults.has("digest"):
+            self.send_header("Digest", f"SHA-256={encoded('sha256', faults.text('digest'))}")
+        if faults.has("contentmd5") and status == 200:
+            self.send_header("Content-MD5", encoded("md5", faults.text("contentmd5")))
+
+    def unknown_header(self, faults):
+        if faults.unknown:
+            self.send_header("X-Fault-Unknown", ", ".join(faults.unknown))
+
+    # -- body faults ----------------------------------------------------------------------------
+
+    def plan_cut(self, plan, faults):
+        """cut=N (+ cutmode=fin|rst, cutcount=K): break off responses longer than N."""
+        if not faults.has("cut"):
+            return
+        after = faults.number("cut")
+        if plan.length + plan.overlong <= after:
+            return  # nothing to cut; does not use up cutcount
+        if STATE.take(self.key, "cut", faults.number("cutcount", FOREVER)):
+            plan.cut_after, plan.rst = after, faults.text("cutmode") == "rst"
+
+    def plan_rate(self, plan, faults, range_start):
+        """trickle=BPS (+ trickleoffset=X, tricklecount=K) and rate=BPS."""
+        rates = []
+        if faults.has("rate"):
+            rates.append(faults.number("rate"))
+        if faults.has("trickle"):
+            offset = faults.number("trickleoffset", None)
+            if offset is None or offset == range_start:
+                if STATE.take(self.key, "trickle", faults.number("tricklecount", FOREVER)):
+                    rates.append(faults.number("trickle"))
+        plan.rate = min(rates) if rates else None
+
+    def plan_stall(self, plan, faults, range_start):
+        """stall=S (+ stalloffset=X, stallcount=K): pause S seconds partway through the body."""
+        if not faults.has("stall"):
+            return
+        seconds = faults.number("stall")
+        offset = faults.number("stalloffset", None)
+        if offset is not None and offset != range_start:
+            return
+        if STATE.take(self.key, "stall", faults.number("stallcount", FOREVER)):
+            plan.stall_after = min(STALL_AFTER, (plan.length + plan.overlong) // 2)
+            plan.stall_seconds = seconds
+
+    def send_body(self, res, plan, faults):
+        """Writes the body as planned; returns the body bytes sent."""
+        total = plan.length + plan.overlong
+        sent, position = 0, plan.body_start
         began = time.monotonic()
-        position = body_start
-        total = (body_end - body_start) + extra
+        counts_served = faults.has("changeafter")
         try:
             while sent < total:
-                step = min(CHUNK, total - sent)
-                if rate:
-                    step = min(step, max(1, rate // 20))
-                if limit is not None:
-                    step = min(step, limit - sent)
-                    if step <= 0:
+                step = min(WRITE_CHUNK, total - sent)
+                if plan.rate:
+                    step = min(step, max(1, plan.rate // 20))
+                if plan.cut_after is not None:
+                    if sent >= plan.cut_after:
                         break
-                if stall and sent >= 16 * 1024:
-                    time.sleep(stall)
-                    stall = 0.0
-                if stall:
-                    step = min(step, 16 * 1024 - sent)
-                data = res.read(position, min(position + step, res.size)) if position < res.size else b""
-                data += b"\0" * (step - len(data))  # the overlong tail, if any
-                if chunked:
-                    self.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
+                    step = min(step, plan.cut_after - sent)
+                if plan.stall_after is not None:
+                    if sent >= plan.stall_after:
+                        time.sleep(plan.stall_seconds)
+                        plan.stall_after = None
+                        began += plan.stall_seconds  # the rate resumes after the pause
+                    else:
+                        step = min(step, plan.stall_after - sent)
+                if plan.rate:  # pace before writing, so the last write is not followed by a sleep
+                    ahead = began + sent / plan.rate - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+                data = res.read(position, position + step)
+                if plan.chunked:
+                    self.wfile.write(b"%x\r\n" % len(data) + bytes(data) + b"\r\n")
                 else:
                     self.wfile.write(data)
                 sent += len(data)
                 position += len(data)
-                if "changeafter" in q:
-                    count(key, "served", len(data))
-                if rate:
-                    ahead = began + sent / rate - time.monotonic()
-                    if ahead > 0:
-                        time.sleep(ahead)
-            if limit is not None and sent >= limit:
-                self.cut(q)
+                if counts_served:
+                    STATE.add(self.key, "served", len(data))
+            if plan.cut_after is not None and sent < total:
+                self.cut(plan.rst)
                 return sent
-            if chunked:
+            if plan.chunked:
                 self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout, OSError):
+        except OSError:  # the client went away (reset, broken pipe, timeout)
             self.close_connection = True
         return sent
 
-    def cut(self, q):
-        self.wfile.flush()
-        if q.get("cutmode") == "rst":
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    def cut(self, rst):
+        """Ends the connection mid-body: FIN (shutdown) or RST (SO_LINGER 0, close)."""
         self.close_connection = True
         try:
-            self.connection.shutdown(socket.SHUT_RDWR) if q.get("cutmode") != "rst" else None
+            if rst:
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.rfile.close()       # drop the makefile reference so close() is real
+                self.connection.close()  # -> RST
+            else:
+                self.connection.shutdown(socket.SHUT_RDWR)  # -> FIN; the server closes it after
         except OSError:
             pass
-        self.connection.close()
+
+    # -- plain answers and bookkeeping ----------------------------------------------------------
+
+    def simple(self, status, body=b"", headers=(), record=True):
+        if status in (204, 304) or 100 <= status < 200:
+            body = b""
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        if status not in (204, 304) and not 100 <= status < 200:
+            self.send_header("Content-Length", str(len(body)))
+        if record:
+            self.unknown_header(self.faults)
+        self.end_headers()
+        sent = 0
+        if self.command != "HEAD" and body:
+            self.wfile.write(body)
+            sent = len(body)
+        if record:
+            self.record(status, sent)
+
+    def record(self, status, sent):
+        url = urlsplit(self.path)
+        STATE.record({
+            "method": self.command, "path": unquote(url.path), "query": url.query,
+            "range": self.headers.get("Range"), "if_range": self.headers.get("If-Range"),
+            "status": status, "bytes": sent, "etag": self.response_etag,
+            "host": self.headers.get("Host"), "auth": "Authorization" in self.headers,
+            "connection": self.connection_id,
+        })
 
 
-def number_of(q, name, default=0):
-    return int(q.get(name, default))
-
-
-def parse_range(header, size):
-    """One byte range -> (start, end) half-open, or None when unsatisfiable/unsupported."""
-    if not header.startswith("bytes=") or "," in header:
-        return None
-    spec = header[6:].strip()
-    first, _, last = spec.partition("-")
-    try:
-        if first == "":
-            n = int(last)
-            if n <= 0:
-                return None
-            return (max(0, size - n), size) if size > 0 else None
-        a = int(first)
-        b = int(last) if last else size - 1
-    except ValueError:
-        return None
-    if a >= size or b < a:
-        return None
-    return a, min(b, size - 1) + 1
+# ---------------------------------------------------------------------------------------------
 
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 128
+    root = None
 
     def handle_error(self, request, client_address):
-        pass  # clients that hang up mid-body are expected here
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError, socket.timeout)):
+            return
+        log_error(f"error on a connection from {client_address}:\n{traceback.format_exc()}")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description="fault-injecting HTTP/1.1 server for rangefetch's tests")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--root", default=None)
+    parser.add_argument("--root", default=None, help="directory served under /file/")
     args = parser.parse_args()
+
     server = Server(("127.0.0.1", args.port), Handler)
     server.root = args.root
+
+    def stop(signum, frame):
+        raise SystemExit(0)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     # A parent that spawned us from a thread with signals blocked (Dispatch does) passes that
-    # mask on: unblock, so SIGTERM stops us at once. Nothing needs a graceful drain.
+    # mask on: unblock, so SIGTERM stops us at once.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+
     print(f"PORT {server.server_port}", flush=True)
-    server.serve_forever(poll_interval=0.2)
-    server.server_close()
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except SystemExit:
+        pass
+    finally:
+        server.server_close()
+        # Connection threads are daemons that may sit in sleep() (stall=) or a blocked write:
+        # leave without waiting for them or for interpreter teardown.
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(0)
 
 
 if __name__ == "__main__":

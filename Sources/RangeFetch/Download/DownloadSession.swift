@@ -50,8 +50,10 @@ final class DownloadSession {
         }
         defer { file.close() }
 
-        let planner = SegmentPlanner(connections: options.connections, minimumSegmentBytes: options.minimumSegmentBytes)
         if remote.isSegmentable, let size = remote.size {
+            let planner = SegmentPlanner(
+                connections: options.connections, minimumSegmentBytes: options.minimumSegmentBytes,
+                pieceBytes: SegmentPlanner.pieceBytes(size: size, connections: options.connections, hashing: !expected.isEmpty))
             let segments = try resumePoint(file: file, store: store, remote: remote, size: size,
                                            planner: planner, adoptedPrefix: adoptedPrefix)
             do {

@@ -28,6 +28,15 @@ public struct SegmentPlanner: Sendable {
         self.maximumRanges = max(maximumRanges, connections)
     }
 
+    /// The piece size for a file: small (4 MiB) while a digest follows the download, so the
+    /// hash stays close behind the last byte; otherwise about four pieces per connection, since
+    /// every extra request costs a little throughput (measured ~7% at 256 pieces of 1 GiB over
+    /// 16 capped connections).
+    public static func pieceBytes(size: Int64, connections: Int, hashing: Bool) -> Int64 {
+        let small: Int64 = 4 << 20
+        return hashing ? small : max(small, size / Int64(connections * 4))
+    }
+
     /// The ranges for a file of `size` bytes; empty for an empty file.
     public func plan(size: Int64) -> [ByteRange] {
         precondition(size >= 0, "negative size")

@@ -143,10 +143,13 @@ final class TransferEngine {
             let now = MonotonicTime.now()
             try schedule(now: now)
             multi.perform()
-            for (handle, result) in multi.completedTransfers() {
+            let finished = multi.completedTransfers()
+            for (handle, result) in finished {
                 guard let transfer = active.removeValue(forKey: handle) else { continue }
                 try complete(transfer, result: result)
             }
+            // Refill freed connections now, not after the next poll's wait.
+            if !finished.isEmpty { try schedule(now: MonotonicTime.now()) }
             if active.isEmpty && segments.allSatisfy(\.isComplete) {
                 report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix, activeConnections: 0))
                 return
@@ -169,7 +172,10 @@ final class TransferEngine {
     }
 
     private func pollTimeoutMilliseconds(now: Double) -> Int32 {
-        let waiting = segments.filter { $0.transfer == nil && !$0.isComplete }.map(\.readyAt).min()
+        var waiting: Double?
+        for segment in segments where segment.transfer == nil && !segment.isComplete && segment.readyAt > now {
+            waiting = min(waiting ?? segment.readyAt, segment.readyAt)
+        }
         guard let waiting else { return 100 }
         return Int32(max(1, min(100, (waiting - now) * 1000)))
     }
