@@ -157,6 +157,17 @@ final class CLITests {
         #expect(result.stderr.contains("not writable"), "\(result.stderr)")
     }
 
+    @Test func maxSpeedCapsTheWholeDownload() throws {
+        let source = try www.randomFile("capped.bin", size: 3 << 20)
+        let start = Date()
+        let result = try runCLI([nginx.baseURL + "/capped.bin", "-o", out.file("capped.bin"), "-n", "4",
+                                 "--max-speed", "1M", "-A", "rangefetch-test/1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        // 3 MiB at 1 MiB/s cannot take much under 3 s (libcurl averages, so allow a burst).
+        #expect(Date().timeIntervalSince(start) >= 2)
+        #expect(try Checksums.sha256sum(out.file("capped.bin")) == Checksums.sha256sum(source))
+    }
+
     @Test func verifyChecksAndPrintsDigests() throws {
         let file = try out.randomFile("v.bin", size: (1 << 20) + 17)
         let sha = try Checksums.sha256sum(file)

@@ -180,6 +180,35 @@ final class FaultTests {
         try expectExactFile()
     }
 
+    @Test func brokenSingleStreamRestartsFromZeroSafely() async throws {
+        // No length and no ranges: a cut stream cannot continue, so the retry starts over.
+        let summary = try await download(server.dataURL(size: Self.size, "chunked=1&cut=3000000&cutcount=1"))
+        #expect(!summary.segmented)
+        try expectExactFile()
+    }
+
+    @Test func serverThatVanishesMidRunLeavesAResumablePartial() async throws {
+        let url = server.dataURL(size: Self.size, "rate=1000000")
+        let started = Locked(false)
+        var options = DownloadOptions()
+        options.destination = .file(target)
+        options.connections = 4
+        options.retry = RetryPolicy(maximumTries: 2, baseDelaySeconds: 0.05)
+        let downloader = Downloader(options: options)
+        let task = Task {
+            try await downloader.download(url) { event in
+                if case .progress(let progress) = event, progress.receivedBytes > 1 << 20 { started.withLock { $0 = true } }
+            }
+        }
+        while !started.current { try await Task.sleep(for: .milliseconds(20)) }
+        server.stop()
+        let error = await expectDownloadError { try await task.value }
+        #expect(error?.category == .network)
+        expectNothingAtFinalPath()
+        #expect(FileManager.default.fileExists(atPath: target + ".part"))
+        #expect(FileManager.default.fileExists(atPath: target + ".part.rfjournal"))
+    }
+
     @Test func serverIgnoringRangeFallsBackToOneStream() async throws {
         let summary = try await download(server.dataURL(size: Self.size, "norange=1"))
         #expect(!summary.segmented)

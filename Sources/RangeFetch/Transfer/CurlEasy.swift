@@ -64,6 +64,12 @@ final class CurlEasy {
         curl_slist_free_all(old)
     }
 
+    /// Resumes a transfer paused from its write callback (`curl_easy_pause(CURLPAUSE_CONT)`);
+    /// libcurl may deliver the held data before this returns.
+    func resume() {
+        curl_easy_pause(handle, CURLPAUSE_CONT)
+    }
+
     /// Runs the request to completion on the calling thread (`curl_easy_perform`).
     func perform() -> CURLcode {
         curl_easy_perform(handle)

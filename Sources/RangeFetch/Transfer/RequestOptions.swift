@@ -22,6 +22,8 @@ public struct RequestOptions: Sendable, Equatable {
     /// See ``stallTimeoutSeconds``.
     public var stallBytesPerSecond: Int = 1
     /// Cap on the whole download's speed in bytes per second, shared across connections; `nil`: none.
+    /// Enforced by the engine's ``RateLimiter`` (libcurl 7.88 ignores `CURLOPT_MAX_RECV_SPEED_LARGE`
+    /// on requests that carry `CURLOPT_RANGE`, measured here).
     public var maximumBytesPerSecond: Int64?
 
     public init() {}
@@ -51,9 +53,6 @@ public struct RequestOptions: Sendable, Equatable {
         }
         if let caCertificatePath { easy.set(CURLOPT_CAINFO, caCertificatePath) }
         easy.setHeaders(headers + extraHeaders)
-        if let maximumBytesPerSecond {
-            easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, Int(maximumBytesPerSecond))
-        }
     }
 }
 

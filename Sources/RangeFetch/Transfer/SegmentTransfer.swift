@@ -57,11 +57,21 @@ final class SegmentTransfer {
     /// Absolute file offset the next received byte belongs at.
     private var nextOffset: Int64 { segment.state.range.lower + segment.state.written + Int64(buffered) }
 
-    /// Handles one chunk of body bytes from libcurl; returns how many were taken (fewer aborts).
+    /// The engine's `--max-speed` bucket, when there is one.
+    var limiter: UnsafeMutablePointer<RateLimiter>?
+    /// Paused by the rate limiter; the engine resumes it.
+    var isPaused = false
+
+    /// Handles one chunk of body bytes from libcurl; returns how many were taken (fewer aborts,
+    /// `CURL_WRITEFUNC_PAUSE` pauses).
     func receive(_ bytes: UnsafeRawBufferPointer) -> Int {
         if !validated {
             validateHead()
             guard failure == nil else { return 0 }
+        }
+        if let limiter, !limiter.pointee.take(bytes.count) {
+            isPaused = true
+            return CCURL_WRITEFUNC_PAUSE
         }
         let room = max(0, segment.state.range.upper - nextOffset)
         let usable = Int(min(Int64(bytes.count), room))

@@ -100,6 +100,8 @@ final class TransferEngine {
     /// Average speeds of recently finished transfers: the yardstick for the last straggler,
     /// which has no active siblings left to compare with.
     private var finishedSpeeds: [Double] = []
+    /// `--max-speed`: one bucket for all transfers; transfers point at it (engine thread only).
+    private let limiter: UnsafeMutablePointer<RateLimiter>?
     private var randomState = SystemRandomNumberGenerator()
 
     init(configuration: EngineConfiguration, file: PartialFile, cancellation: CancellationFlag,
@@ -109,11 +111,19 @@ final class TransferEngine {
         self.cancellation = cancellation
         self.report = report
         self.segments = configuration.segments.map(EngineSegment.init)
+        if let rate = configuration.request.maximumBytesPerSecond {
+            limiter = .allocate(capacity: 1)
+            limiter?.initialize(to: RateLimiter(bytesPerSecond: rate, now: MonotonicTime.now()))
+        } else {
+            limiter = nil
+        }
         for segment in segments { segment.bestWritten = segment.state.written }
     }
 
     deinit {
         for buffer in spareBuffers { buffer.deallocate() }
+        limiter?.deinitialize(count: 1)
+        limiter?.deallocate()
     }
 
     /// Segment states as they stand: after ``run()`` returns or throws, every received byte has
@@ -142,6 +152,7 @@ final class TransferEngine {
             if cancellation.isCancelled { throw .cancelled() }
             let now = MonotonicTime.now()
             try schedule(now: now)
+            resumePausedTransfers(now: now)
             multi.perform()
             let finished = multi.completedTransfers()
             for (handle, result) in finished {
@@ -171,7 +182,18 @@ final class TransferEngine {
         segments.reduce(0) { $0 + $1.state.written + Int64($1.transfer?.buffered ?? 0) }
     }
 
+    /// Refills the `--max-speed` bucket and resumes transfers it paused.
+    private func resumePausedTransfers(now: Double) {
+        guard let limiter else { return }
+        limiter.pointee.refill(now: now)
+        for transfer in active.values where transfer.isPaused && limiter.pointee.hasTokens {
+            transfer.isPaused = false
+            transfer.easy.resume()
+        }
+    }
+
     private func pollTimeoutMilliseconds(now: Double) -> Int32 {
+        if active.values.contains(where: \.isPaused) { return 5 }
         var waiting: Double?
         for segment in segments where segment.transfer == nil && !segment.isComplete && segment.readyAt > now {
             waiting = min(waiting ?? segment.readyAt, segment.readyAt)
@@ -221,11 +243,8 @@ final class TransferEngine {
             if let validator = configuration.remote.ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
             extraHeaders.append("Accept-Encoding: identity")
         }
-        var request = configuration.request
-        if let limit = request.maximumBytesPerSecond {
-            request.maximumBytesPerSecond = max(1, limit / Int64(configuration.connections))
-        }
-        request.configure(transfer.easy, url: configuration.remote.finalURL, extraHeaders: extraHeaders)
+        transfer.limiter = limiter
+        configuration.request.configure(transfer.easy, url: configuration.remote.finalURL, extraHeaders: extraHeaders)
         let userdata = Unmanaged.passUnretained(transfer).toOpaque()
         transfer.easy.setWriteCallback(segmentWriteCallback, userdata: userdata)
         transfer.easy.setHeaderCallback(segmentHeaderCallback, userdata: userdata)
