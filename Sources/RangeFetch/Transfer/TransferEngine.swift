@@ -151,7 +151,7 @@ final class TransferEngine {
         while true {
             if cancellation.isCancelled { throw .cancelled() }
             let now = MonotonicTime.now()
-            try schedule(now: now)
+            schedule(now: now)
             resumePausedTransfers(now: now)
             multi.perform()
             let finished = multi.completedTransfers()
@@ -160,7 +160,7 @@ final class TransferEngine {
                 try complete(transfer, result: result)
             }
             // Refill freed connections now, not after the next poll's wait.
-            if !finished.isEmpty { try schedule(now: MonotonicTime.now()) }
+            if !finished.isEmpty { schedule(now: MonotonicTime.now()) }
             if active.isEmpty && segments.allSatisfy(\.isComplete) {
                 report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix, activeConnections: 0))
                 return
@@ -204,7 +204,7 @@ final class TransferEngine {
 
     // MARK: Scheduling
 
-    private func schedule(now: Double) throws(DownloadError) {
+    private func schedule(now: Double) {
         while active.count < configuration.connections {
             if let next = segments.first(where: { $0.transfer == nil && !$0.isComplete && $0.readyAt <= now }) {
                 start(next, now: now)

@@ -13,7 +13,11 @@ final class NginxServer {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    init(docroot: String, slowRate: String = "4m") throws {
+    /// When started with a certificate: the same docroot over TLS on this port.
+    private(set) var tlsPort: Int?
+
+    /// - Parameter certificate: PEM certificate and key paths for an extra `https` server.
+    init(docroot: String, slowRate: String = "4m", certificate: (cert: String, key: String)? = nil) throws {
         guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile) else {
             throw TestFailure("nginx is not installed: run scripts/test.sh, which installs it")
         }
@@ -23,6 +27,19 @@ final class NginxServer {
         let p = prefix.path
         try FileManager.default.createDirectory(atPath: p + "/tmp", withIntermediateDirectories: true)
         let user = getuid() == 0 ? "user root;" : ""
+        var tlsServer = ""
+        if let certificate {
+            let tls = try freeLoopbackPort()
+            tlsPort = tls
+            tlsServer = """
+            server {
+                listen 127.0.0.1:\(tls) ssl;
+                ssl_certificate \(certificate.cert);
+                ssl_certificate_key \(certificate.key);
+                root \(docroot);
+            }
+            """
+        }
         let config = """
         \(user)
         worker_processes 2;
@@ -43,6 +60,7 @@ final class NginxServer {
                 location /slow/ { alias \(docroot)/; limit_rate \(slowRate); }
                 location /redirect/ { rewrite ^/redirect/(.*)$ /$1 redirect; }
             }
+            \(tlsServer)
         }
         """
         try config.write(toFile: p + "/nginx.conf", atomically: true, encoding: .utf8)
