@@ -10,16 +10,8 @@ final class RunningCLI: @unchecked Sendable {
     private let readerDone = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: try TestProcess.rangefetchBinary)
-        process.arguments = ["--json"] + arguments
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let (out, err) = try TestProcess.launch(process, try TestProcess.rangefetchBinary, ["--json"] + arguments,
+                                                environment: environment)
         stderrData = AsyncData(err.fileHandleForReading)
         let handle = out.fileHandleForReading
         Thread.detachNewThread { [self] in

@@ -13,16 +13,7 @@ struct TestProcess {
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
                     timeoutSeconds: Double = 120) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let (out, err) = try launch(process, executable, arguments, environment: environment)
         // Read both pipes concurrently so a chatty child never blocks on a full pipe.
         let outData = AsyncData(out.fileHandleForReading)
         let errData = AsyncData(err.fileHandleForReading)
@@ -35,6 +26,20 @@ struct TestProcess {
         }
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: outData.text(), stderr: errData.text())
+    }
+
+    /// Starts `process` with piped stdout/stderr, no stdin, and `environment` over ours.
+    static func launch(_ process: Process, _ executable: String, _ arguments: [String],
+                       environment: [String: String]) throws -> (stdout: Pipe, stderr: Pipe) {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (out, err)
     }
 
     /// Finds the `rangefetch` binary built beside the test bundle (or `$RANGEFETCH_BIN`).
