@@ -10,12 +10,8 @@ final class CLITests {
     let nginx: NginxServer
 
     init() throws {
-        www = try TemporaryDirectory("rf-www")
-        out = try TemporaryDirectory("rf-out")
-        nginx = try NginxServer(docroot: www.path)
+        (www, out, nginx) = try NginxServer.withScratchDirectories()
     }
-
-    deinit { nginx.stop() }
 
     @Test func helpTeachesEveryOptionWithExamples() throws {
         let result = try runCLI(["get", "--help"])

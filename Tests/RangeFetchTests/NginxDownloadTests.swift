@@ -10,12 +10,8 @@ final class NginxDownloadTests {
     let nginx: NginxServer
 
     init() throws {
-        www = try TemporaryDirectory("rf-www")
-        out = try TemporaryDirectory("rf-out")
-        nginx = try NginxServer(docroot: www.path)
+        (www, out, nginx) = try NginxServer.withScratchDirectories()
     }
-
-    deinit { nginx.stop() }
 
     private func download(_ path: String, to name: String, connections: Int = 8,
                           configure: (inout DownloadOptions) -> Void = { _ in }) async throws -> DownloadSummary {

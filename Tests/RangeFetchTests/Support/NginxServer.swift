@@ -83,6 +83,12 @@ final class NginxServer {
 
     deinit { stop() }
 
+    /// A docroot, an output directory and an nginx serving the docroot: what most suites need.
+    static func withScratchDirectories() throws -> (www: TemporaryDirectory, out: TemporaryDirectory, nginx: NginxServer) {
+        let www = try TemporaryDirectory("rf-www")
+        return (www, try TemporaryDirectory("rf-out"), try NginxServer(docroot: www.path))
+    }
+
     /// Stops nginx by its pid and waits for it to exit.
     func stop() {
         stopProcess(process, signal: SIGQUIT, graceSeconds: 5)
