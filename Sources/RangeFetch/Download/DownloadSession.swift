@@ -183,7 +183,8 @@ final class DownloadSession {
         let configuration = EngineConfiguration(
             remote: remote, mode: mode, segments: segments, connections: mode == .ranged ? options.connections : 1,
             planner: SegmentPlanner(connections: options.connections, minimumSegmentBytes: options.minimumSegmentBytes),
-            request: options.request, retry: options.retry, writeBufferBytes: options.writeBufferBytes,
+            request: options.request, retry: options.retry,
+            writeBufferBytes: Self.writeBufferBytes(options),
             checkpointIntervalSeconds: options.checkpointIntervalSeconds)
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
         let emit = self.emit
@@ -240,6 +241,12 @@ final class DownloadSession {
                                resumedBytes: resumed, elapsedSeconds: MonotonicTime.now() - startedAt,
                                verified: verified, alreadyComplete: false, segmented: mode == .ranged,
                                verificationSeconds: verificationSeconds)
+    }
+
+    /// The per-connection coalescing buffer: the configured size, shrunk for many connections so
+    /// that all buffers together stay near 16 MiB (never under 256 KiB each).
+    static func writeBufferBytes(_ options: DownloadOptions) -> Int {
+        min(options.writeBufferBytes, max(256 << 10, (16 << 20) / options.connections))
     }
 
     /// Writes the first journal record (durably) and returns the checkpointer that keeps it
