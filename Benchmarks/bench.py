@@ -1,38 +1,103 @@
 #!/usr/bin/env python3
 """Side-by-side download benchmark: rangefetch against curl, aria2c and axel in one run.
 
-Called by scripts/bench.sh, which installs the tools, builds rangefetch (release) and the relay,
-generates the file and starts nginx. Each command runs BENCH_RUNS times under /usr/bin/time;
-the table shows medians of wall time, CPU time (user+sys) and peak RSS, and speed ratios.
-Outputs are removed and `sync`ed between runs so one run's dirty pages never slow the next.
+Called by scripts/bench.sh, which installs the tools, builds rangefetch (release), the relay and
+the WAN line, generates the files, starts the servers and then runs this file (stdlib only).
 
-Environment: RANGEFETCH (binary), DIRECT_URL, CAPPED_URL, SOURCE (the served file), WORK
-(scratch directory), BENCH_RUNS (3), BENCH_ONLY (all|unthrottled|capped|checksum|journal|hash),
-BENCH_TOOLS (rangefetch curl aria2c axel), RF_FLAGS (extra rangefetch flags), RESULTS (file).
+Scenarios (each with every tool):
+  unthrottled  nginx on 127.0.0.1, nothing in between
+  capped       rf-relay in front of nginx: every TCP connection capped at BENCH_RATE_MIB MiB/s
+  wan          client and server in two network namespaces joined by rf-wanem (rate, delay, loss)
+Sections for rangefetch alone: journal (checkpoint cost), checksum (incremental SHA-256 cost),
+hash (digest throughput against sha256sum, openssl and md5sum).
+
+How a number is made, so that tools are compared under the same conditions:
+  * the output directory is on disk (bench.sh refuses tmpfs); the served file is read once before
+    each scenario, so every tool finds it in the page cache alike;
+  * runs alternate (curl, aria2c, axel, rangefetch..., then again), so slow drift (another job,
+    thermal, write-back) spreads over all tools instead of landing on one;
+  * before and after every run the outputs are deleted and `sync`ed, so one run's dirty pages are
+    never flushed during the next; every run's bytes are compared with the source (cmp);
+  * /usr/bin/time gives wall time, CPU seconds (user+sys) and peak RSS of the tool itself;
+  * tables show the median with the min-max spread and every run's wall time, so a bimodal figure
+    is visible rather than averaged away.
+
+Environment: RANGEFETCH (binary), WORK (scratch directory on disk), OUT (output directory),
+SOURCE (the file served directly and through the relay), DIRECT_URL, CAPPED_URL (optional),
+WAN_URL, WAN_SOURCE, WAN_NETNS, WAN_DESCRIPTION (optional), BENCH_RATE_MIB (25),
+BENCH_RUNS (3), BENCH_RUNS_SLOW (single-connection tools in the capped and wan scenarios;
+default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,journal,checksum,
+hash), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
+RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there).
 """
 
 import json
 import os
+import platform
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 
 RF = os.environ["RANGEFETCH"]
-DIRECT = os.environ["DIRECT_URL"]
-CAPPED = os.environ.get("CAPPED_URL", "")
-SOURCE = os.environ["SOURCE"]
 WORK = os.environ["WORK"]
-RUNS = int(os.environ.get("BENCH_RUNS", "3"))
-ONLY = os.environ.get("BENCH_ONLY", "all")
-TOOLS = os.environ.get("BENCH_TOOLS", "rangefetch curl aria2c axel").split()
-RF_FLAGS = shlex.split(os.environ.get("RF_FLAGS", ""))
+OUT = os.environ["OUT"]
+SOURCE = os.environ["SOURCE"]
+DIRECT_URL = os.environ["DIRECT_URL"]
+CAPPED_URL = os.environ.get("CAPPED_URL", "")
+WAN_URL = os.environ.get("WAN_URL", "")
+WAN_SOURCE = os.environ.get("WAN_SOURCE", SOURCE)
+WAN_NETNS = os.environ.get("WAN_NETNS", "")
+WAN_DESCRIPTION = os.environ.get("WAN_DESCRIPTION", "")
 RATE_MIB = os.environ.get("BENCH_RATE_MIB", "25")
-SIZE = os.path.getsize(SOURCE)
-OUT = os.path.join(WORK, "out")
-TARGET = os.path.join(OUT, "file.bin")
+RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+RUNS_SLOW = int(os.environ.get("BENCH_RUNS_SLOW", str(RUNS)))
+ONLY = {part.strip() for part in os.environ.get("BENCH_ONLY", "all").split(",") if part.strip()}
+TOOL_NAMES = os.environ.get("BENCH_TOOLS", "curl aria2c axel rangefetch").split()
+TIMEOUT_SECONDS = float(os.environ.get("BENCH_TIMEOUT_S", "900"))
+RF_FLAGS = shlex.split(os.environ.get("RF_FLAGS", ""))
+RESULTS_DIR = os.environ.get("RESULTS_DIR", "")
+
+TARGET_NAME = "file.bin"
+TARGET = os.path.join(OUT, TARGET_NAME)
+MIB = 1 << 20
+FSYNC_NOTE = ("fdatasync: rangefetch fdatasyncs its output before it exits, so its wall time "
+              "includes the flush to disk; curl, aria2c and axel do not, and leave dirty pages "
+              "for the kernel to write back after they exit.")
+
+
+@dataclass
+class Tool:
+    """One command line of the comparison. `argv` uses {url}, {out}, {outdir} and {outname}."""
+    label: str
+    name: str  # for BENCH_TOOLS and the chart's colours
+    argv: list
+    fdatasync: bool
+    single_connection: bool = False  # slow through a per-connection cap: BENCH_RUNS_SLOW runs
+
+
+# The comparison table. A rangefetch row whose flags the binary does not support (say `-n auto`
+# while it is being written) simply ends up as a "failed" row; the benchmark goes on.
+TOOLS = [
+    Tool("curl", "curl", ["curl", "-sS", "-f", "-o", "{out}", "{url}"],
+         fdatasync=False, single_connection=True),
+    Tool("aria2c -x16 -s16 -k1M", "aria2c",
+         ["aria2c", "-q", "-x16", "-s16", "-k1M", "--file-allocation=none", "--allow-overwrite=true",
+          "--auto-file-renaming=false", "-d", "{outdir}", "-o", "{outname}", "{url}"], fdatasync=False),
+    Tool("axel -n 16", "axel", ["axel", "-q", "-n", "16", "-o", "{out}", "{url}"], fdatasync=False),
+    Tool("rangefetch -n 16", "rangefetch", [RF, "-q", "-n", "16"] + RF_FLAGS + ["-o", "{out}", "{url}"],
+         fdatasync=True),
+    Tool("rangefetch -n auto", "rangefetch", [RF, "-q", "-n", "auto"] + RF_FLAGS + ["-o", "{out}", "{url}"],
+         fdatasync=True),
+]
+BASELINES = ("axel -n 16", "curl")  # the "speed vs" columns: baseline median wall / this median wall
+
 lines = []
+report = {}    # latest.json: the run's facts, then "sections"
+sections = []  # one per table, in the order printed
 
 
 def say(text=""):
@@ -40,84 +105,208 @@ def say(text=""):
     lines.append(text)
 
 
+def wanted(section):
+    return "all" in ONLY or section in ONLY
+
+
+# -- running one command -----------------------------------------------------------------------
+
+class RunFailed(Exception):
+    pass
+
+
+@dataclass
+class Sample:
+    wall_s: float
+    cpu_s: float
+    rss_mib: float
+    bytes_ok: bool = True
+    stdout: str = ""
+
+
 def clean():
+    """Deletes every output (aria2c and axel leave control files too), then syncs, so the next
+    run starts with an empty directory and no write-back pending."""
     for name in os.listdir(OUT):
         os.remove(os.path.join(OUT, name))
     subprocess.run(["sync"], check=True)
 
 
-def timed(argv):
-    """Runs argv under /usr/bin/time; returns (wall, cpu, rss_mib, stdout)."""
+def warm(path):
+    """Reads the served file once, so nginx serves it from the page cache for every tool."""
+    with open(path, "rb", buffering=0) as handle:
+        while handle.read(8 * MIB):
+            pass
+
+
+def timed(argv, netns=""):
+    """Runs argv under /usr/bin/time (inside netns if given); returns a Sample or raises RunFailed.
+    The tool gets its own process group, so a timeout kills it and every child it started."""
     stats = os.path.join(WORK, "time.txt")
-    result = subprocess.run(["/usr/bin/time", "-o", stats, "-f", "%e %U %S %M"] + argv,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"{argv[0]} exited {result.returncode}: {result.stderr.strip()[-300:]}")
-    wall, user, system, rss = open(stats).read().split()[-4:]
-    return float(wall), float(user) + float(system), int(rss) / 1024, result.stdout
+    command = ["/usr/bin/time", "-o", stats, "-f", "%e %U %S %M"] + argv
+    if netns:
+        command = ["ip", "netns", "exec", netns] + command
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise RunFailed(f"timed out after {TIMEOUT_SECONDS:.0f} s")
+    finally:
+        if process.poll() is None:  # we are being stopped (SIGTERM, Ctrl-C): take the tool along
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    if process.returncode != 0:
+        # The first line says what went wrong (usage text and help may follow it).
+        message = next((line.strip() for line in stderr.splitlines() if line.strip()), "no message")
+        raise RunFailed(f"exit {process.returncode}: {message[:200]}")
+    wall, user, system, rss_kib = open(stats).read().split()[-4:]
+    return Sample(float(wall), float(user) + float(system), int(rss_kib) / 1024, stdout=stdout)
 
 
-def identical():
-    return subprocess.run(["cmp", "-s", SOURCE, TARGET]).returncode == 0
+def identical(source):
+    return subprocess.run(["cmp", "-s", source, TARGET]).returncode == 0
 
 
-def commands(url, which):
-    """The commands of a scenario: (label, argv)."""
-    rf = [RF, "-q"] + RF_FLAGS
-    table = {
-        "rangefetch -n 16": rf + ["-n", "16", url, "-o", TARGET],
-        "rangefetch -n 1": rf + ["-n", "1", url, "-o", TARGET],
-        "curl -o": ["curl", "-s", "-o", TARGET, url],
-        "aria2c -x16 -s16 -k1M": ["aria2c", "-q", "-x16", "-s16", "-k1M", "--file-allocation=none",
-                                  "--allow-overwrite=true", "-d", OUT, "-o", "file.bin", url],
-        "axel -n 16": ["axel", "-q", "-n", "16", "-o", TARGET, url],
-    }
-    keep = lambda label: label.split()[0] in TOOLS
-    return [(label, table[label]) for label in which if keep(label)]
+# -- rows and statistics -------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    label: str
+    tool: str = ""
+    fdatasync: bool = False
+    samples: list = field(default_factory=list)
+    error: str = ""
+    bad_runs: list = field(default_factory=list)  # 1-based runs whose bytes differed
+
+    def spread(self, attribute):
+        values = [round(getattr(s, attribute), 2) for s in self.samples]
+        return {"median": statistics.median(values), "min": min(values), "max": max(values),
+                "runs": values}
 
 
-def measure(label, argv, runs, post=None):
-    samples = []
-    ok = True
+def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None):
+    """entries: [(Row, argv)]. Runs round 1 of every entry, then round 2, ...; a failed entry is not
+    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams)."""
     for index in range(runs):
-        clean()
-        try:
-            wall, cpu, rss, stdout = timed(argv)
-        except RuntimeError as error:
-            say(f"  {label}: FAILED: {error}")
-            return None
-        if index == 0:
-            ok = identical()
-        samples.append((wall, cpu, rss, post(stdout) if post else None))
+        for row, argv in entries:
+            limit = runs_for(row) or runs
+            if row.error or index >= limit:
+                continue
+            clean()
+            try:
+                sample = timed(argv, netns)
+            except RunFailed as failure:
+                row.error = f"run {index + 1}: {failure}"
+                say(f"  {row.label}: failed, {row.error}")
+                continue
+            sample.bytes_ok = identical(source)
+            if not sample.bytes_ok:
+                row.bad_runs.append(index + 1)
+            row.samples.append(sample)
+            print(f"  run {index + 1}/{limit} {row.label}: {sample.wall_s:.2f} s"
+                  + ("" if sample.bytes_ok else "  BYTES DIFFER"), flush=True)
     clean()
-    return {
-        "label": label,
-        "wall": statistics.median(s[0] for s in samples),
-        "cpu": statistics.median(s[1] for s in samples),
-        "rss": statistics.median(s[2] for s in samples),
-        "extra": [s[3] for s in samples],
-        "ok": ok,
-        "runs": runs,
-    }
 
 
-def table(title, rows, baselines=("curl -o", "aria2c -x16 -s16 -k1M")):
+def range_text(spread, digits):
+    if spread["min"] == spread["max"]:
+        return f"{spread['median']:.{digits}f}"
+    return f"{spread['median']:.{digits}f} ({spread['min']:.{digits}f}–{spread['max']:.{digits}f})"
+
+
+def row_record(row, size, medians, baselines):
+    """The row as JSON, and its markdown cells (None when it has no successful run)."""
+    record = {"label": row.label, "tool": row.tool, "fdatasync": row.fdatasync,
+              "status": "failed" if row.error and not row.samples else "ok", "error": row.error or None,
+              "runs": [{"wall_s": s.wall_s, "cpu_s": s.cpu_s, "rss_mib": round(s.rss_mib, 1),
+                        "bytes_ok": s.bytes_ok} for s in row.samples]}
+    if not row.samples:
+        return record, None
+    wall, cpu, rss = row.spread("wall_s"), row.spread("cpu_s"), row.spread("rss_mib")
+    spread_percent = (wall["max"] - wall["min"]) / wall["median"] * 100 if wall["median"] else 0
+    record.update(wall_s=wall, cpu_s=cpu, rss_mib=rss, wall_spread_percent=round(spread_percent, 1),
+                  mib_per_s=round(size / MIB / wall["median"], 1) if wall["median"] else None)
+    cells = [row.label, "yes" if row.fdatasync else "no", str(len(row.samples)), range_text(wall, 2),
+             " ".join(f"{v:.2f}" for v in wall["runs"]), f"{spread_percent:.0f}%",
+             f"{size / MIB / wall['median']:.0f}" if wall["median"] else "-",
+             range_text(cpu, 2), range_text(rss, 0)]
+    for baseline in baselines:
+        ratio = medians[baseline] / wall["median"] if baseline in medians and wall["median"] else None
+        record[f"speed_vs_{baseline.split()[0]}"] = round(ratio, 3) if ratio else None
+        cells.append(f"{ratio:.2f}" if ratio else "-")
+    bytes_cell = "OK" if not row.bad_runs else f"FAIL (run {', '.join(map(str, row.bad_runs))})"
+    if row.error:
+        bytes_cell += f"; then failed, {row.error}"
+    cells.append(bytes_cell)
+    return record, cells
+
+
+def table(section_id, title, rows, size, notes=(), baselines=True, extra=None):
+    """Prints a markdown table of rows and adds the section to the JSON report."""
+    medians = {r.label: r.spread("wall_s")["median"] for r in rows if r.samples}
     say()
     say(f"## {title}")
-    heads = ["command", "runs", "median s", "MiB/s", "CPU s", "RSS MiB"] + \
-        [f"x {b.split()[0]}" for b in baselines] + ["bytes"]
+    heads = ["command", "fdatasync", "runs", "wall s median (min–max)", "wall s, every run", "spread",
+             "MiB/s", "CPU s (user+sys)", "peak RSS MiB"]
+    used_baselines = BASELINES if baselines else ()
+    heads += [f"speed vs {b.split()[0]}" for b in used_baselines] + ["bytes (cmp, every run)"]
     say("| " + " | ".join(heads) + " |")
     say("|" + "---|" * len(heads))
-    base = {r["label"]: r for r in rows if r}
-    for r in rows:
-        if not r:
-            continue
-        cells = [r["label"], str(r["runs"]), f"{r['wall']:.2f}", f"{SIZE / 2**20 / r['wall']:.0f}",
-                 f"{r['cpu']:.2f}", f"{r['rss']:.0f}"]
-        for b in baselines:
-            cells.append(f"{base[b]['wall'] / r['wall']:.2f}" if b in base else "-")
-        cells.append("OK" if r["ok"] else "FAIL")
+    records = []
+    for row in rows:
+        record, cells = row_record(row, size, medians, used_baselines)
+        records.append(record)
+        if cells is None:
+            cells = [row.label, "yes" if row.fdatasync else "no", "0", "failed", "-", "-", "-", "-", "-"] + \
+                ["-"] * len(used_baselines) + [row.error]
         say("| " + " | ".join(cells) + " |")
+    for note in notes:
+        say(note)
+    section = {"id": section_id, "title": title, "size_bytes": size, "rows": records}
+    if extra:
+        section.update(extra)
+    sections.append(section)
+    return section
+
+
+# -- the sections ---------------------------------------------------------------------------------
+
+def expand(argv, url):
+    values = {"url": url, "out": TARGET, "outdir": OUT, "outname": TARGET_NAME}
+    return [part.format(**values) for part in argv]
+
+
+def scenario(section_id, title, chart_title, url, source, netns="", notes=()):
+    tools = [tool for tool in TOOLS if tool.name in TOOL_NAMES]
+    entries = [(Row(tool.label, tool.name, tool.fdatasync), expand(tool.argv, url)) for tool in tools]
+    single = {tool.label for tool in tools if tool.single_connection}
+    slow = section_id in ("capped", "wan")
+    say()
+    say(f"running {title}: {len(entries)} commands x {RUNS} runs, alternating", )
+    warm(source)
+    measure_alternating(entries, source, RUNS, netns,
+                        runs_for=lambda row: RUNS_SLOW if slow and row.label in single else None)
+    notes = list(notes) + [FSYNC_NOTE, "speed vs X = X's median wall time / this row's (above 1: faster)."]
+    return table(section_id, title, [row for row, _ in entries], os.path.getsize(source), notes,
+                 extra={"kind": "scenario", "chart_title": chart_title, "url": url, "netns": netns or None})
+
+
+def journal_section():
+    entries = []
+    for url, where in ((DIRECT_URL, "unthrottled"), (CAPPED_URL, "capped")):
+        if url:
+            base = [RF, "-q", "-n", "16"] + RF_FLAGS + ["-o", TARGET, url]
+            entries.append((Row(f"journal on, {where}", "rangefetch", True), base))
+            entries.append((Row(f"--no-journal, {where}", "rangefetch", True), base + ["--no-journal"]))
+    say()
+    say("running the journal's cost")
+    warm(SOURCE)
+    measure_alternating(entries, SOURCE, RUNS)
+    table("journal", "Checkpoint overhead (journal every 1 s: fdatasync + atomic replace)",
+          [row for row, _ in entries], os.path.getsize(SOURCE), baselines=False, extra={"kind": "rangefetch"})
 
 
 def finish_event(stdout):
@@ -127,88 +316,127 @@ def finish_event(stdout):
     return {}
 
 
+def checksum_section():
+    digest = subprocess.run(["openssl", "dgst", "-sha256", "-r", SOURCE], capture_output=True,
+                            text=True, check=True).stdout.split()[0]
+    entries, verified = [], []
+    for url, where in ((DIRECT_URL, "unthrottled"), (CAPPED_URL, "capped")):
+        if url:
+            base = [RF, "--json", "-n", "16"] + RF_FLAGS + ["-o", TARGET, url]
+            entries.append((Row(f"no checksum, {where}", "rangefetch", True), base))
+            row = Row(f"--checksum sha256, {where}", "rangefetch", True)
+            entries.append((row, base + ["--checksum", f"sha256={digest}"]))
+            verified.append((row, where))
+    say()
+    say("running the checksum's cost")
+    warm(SOURCE)
+    measure_alternating(entries, SOURCE, RUNS)
+    notes, tails_record = [], {}
+    for row, where in verified:
+        tails = [float(finish_event(s.stdout).get("verification_seconds") or "nan") * 1000 for s in row.samples]
+        if tails:
+            tails_record[where] = tails
+            notes.append(f"last byte -> verified ({where}): median {statistics.median(tails):.0f} ms "
+                         f"(runs: {', '.join(f'{t:.0f}' for t in tails)} ms; includes the final fdatasync)")
+    table("checksum", "Verification cost (incremental SHA-256 while downloading)",
+          [row for row, _ in entries], os.path.getsize(SOURCE), notes, baselines=False,
+          extra={"kind": "rangefetch", "last_byte_to_verified_ms": tails_record})
+
+
+def hash_section():
+    commands = [("rangefetch verify --print-digest sha256", [RF, "verify", SOURCE, "--print-digest", "sha256"]),
+                ("sha256sum", ["sha256sum", SOURCE]),
+                ("openssl dgst -sha256", ["openssl", "dgst", "-sha256", SOURCE]),
+                ("rangefetch verify --print-digest md5", [RF, "verify", SOURCE, "--print-digest", "md5"]),
+                ("md5sum", ["md5sum", SOURCE])]
+    rows = [Row(label, argv[0]) for label, argv in commands]
+    warm(SOURCE)
+    for _ in range(RUNS):  # alternating, like the downloads
+        for row, (_, argv) in zip(rows, commands):
+            try:
+                row.samples.append(timed(argv))
+            except RunFailed as failure:
+                row.error = str(failure)
+    size = os.path.getsize(SOURCE)
+    say()
+    say("## Hashing throughput (file in page cache)")
+    say("| command | wall s median (min–max) | wall s, every run | MiB/s | CPU s |")
+    say("|---|---|---|---|---|")
+    records = []
+    for row in rows:
+        if not row.samples:
+            say(f"| {row.label} | failed | - | - | {row.error} |")
+            records.append({"label": row.label, "status": "failed", "error": row.error})
+            continue
+        wall, cpu = row.spread("wall_s"), row.spread("cpu_s")
+        say(f"| {row.label} | {range_text(wall, 2)} | {' '.join(f'{v:.2f}' for v in wall['runs'])} | "
+            f"{size / MIB / wall['median']:.0f} | {range_text(cpu, 2)} |")
+        records.append({"label": row.label, "status": "ok", "wall_s": wall, "cpu_s": cpu})
+    sections.append({"id": "hash", "kind": "hash", "title": "Hashing throughput (file in page cache)",
+                               "size_bytes": size, "rows": records})
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+def first_line(argv):
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True)
+        return (result.stdout or result.stderr).strip().split("\n")[0]
+    except OSError as error:
+        return f"unavailable ({error})"
+
+
 def main():
+    # bench.sh stops us with SIGTERM on Ctrl-C or kill; exit through the `finally` in timed(),
+    # so the tool being measured dies too before the namespaces are deleted.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.makedirs(OUT, exist_ok=True)
-    say(f"# rangefetch benchmark, {time.strftime('%Y-%m-%d %H:%M')}")
-    say(f"file {SIZE / 2**20:.0f} MiB from nginx on 127.0.0.1; {RUNS} runs per command unless noted "
-        f"(single streams through the cap run once); medians")
-    versions = [subprocess.run([RF, "--version"], capture_output=True, text=True).stdout.strip(),
-                subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
-                subprocess.run(["aria2c", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
-                subprocess.run(["axel", "--version"], capture_output=True, text=True).stdout.split("\n")[0]]
-    say("tools: rangefetch " + " / ".join(versions))
-    everything = ONLY == "all"
+    filesystem = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", OUT], capture_output=True,
+                                text=True).stdout.strip()
+    versions = {"rangefetch": first_line([RF, "--version"]), "curl": first_line(["curl", "--version"]),
+                "aria2c": first_line(["aria2c", "--version"]), "axel": first_line(["axel", "--version"])}
+    started = time.strftime("%Y-%m-%d %H:%M")
+    report.update(date=started, host={"kernel": platform.release(), "cpus": os.cpu_count(),
+                                      "output_dir": OUT, "output_filesystem": filesystem},
+                  tools=versions, runs=RUNS, runs_single_connection=RUNS_SLOW, rf_flags=RF_FLAGS,
+                  capped_mib_per_connection=float(RATE_MIB), wan_link=WAN_DESCRIPTION or None)
+    say(f"# rangefetch benchmark, {started}")
+    say(f"{RUNS} runs per command, alternating between commands; medians with (min–max). "
+        f"Output on {filesystem} ({OUT}), deleted and synced between runs; the served file is read "
+        f"into the page cache before each scenario. {os.cpu_count()} CPUs, Linux {platform.release()}.")
+    if RUNS_SLOW != RUNS:
+        say(f"Single-connection tools (curl) run {RUNS_SLOW} times in the capped and WAN scenarios.")
+    say("tools: rangefetch " + " / ".join(versions.values()))
 
-    if everything or ONLY == "unthrottled":
-        rows = [measure(label, argv, RUNS) for label, argv in
-                commands(DIRECT, ["rangefetch -n 16", "curl -o", "aria2c -x16 -s16 -k1M", "axel -n 16"])]
-        table("Unthrottled loopback", rows)
+    if wanted("unthrottled"):
+        scenario("unthrottled", "Unthrottled loopback", "Unthrottled loopback", DIRECT_URL, SOURCE,
+                 notes=["nginx on 127.0.0.1 (sendfile), no limit: measures the tools' own costs."])
+    if CAPPED_URL and wanted("capped"):
+        scenario("capped", f"Per-connection cap {RATE_MIB} MiB/s (rf-relay in front of nginx)",
+                 f"Capped: {RATE_MIB} MiB/s per connection", CAPPED_URL, SOURCE,
+                 notes=[f"Every TCP connection is capped at {RATE_MIB} MiB/s, as CDNs shape flows."])
+    if WAN_URL and wanted("wan"):
+        scenario("wan", f"Lossy WAN: {WAN_DESCRIPTION}", "Lossy WAN: " + ", ".join(WAN_DESCRIPTION.split(", ")[:3])
+                 .replace(" round trip", " RTT").replace(" server->client", ""),
+                 WAN_URL, WAN_SOURCE, netns=WAN_NETNS,
+                 notes=["Client and server in two network namespaces joined by rf-wanem "
+                        "(Benchmarks/wanem), a userspace delay-and-loss line over TUN devices."])
+    if "rangefetch" in TOOL_NAMES and wanted("journal"):
+        journal_section()
+    if "rangefetch" in TOOL_NAMES and wanted("checksum"):
+        checksum_section()
+    if wanted("hash"):
+        hash_section()
 
-    if CAPPED and (everything or ONLY == "capped"):
-        rows = []
-        for label, argv in commands(CAPPED, ["rangefetch -n 1", "rangefetch -n 16", "curl -o",
-                                             "aria2c -x16 -s16 -k1M", "axel -n 16"]):
-            single = label in ("rangefetch -n 1", "curl -o")
-            rows.append(measure(label, argv, int(os.environ.get("BENCH_RUNS_SLOW", "1")) if single else RUNS))
-        table(f"Per-connection cap {RATE_MIB} MiB/s (rf-relay in front of nginx)", rows)
-        by = {r["label"]: r for r in rows if r}
-        if "rangefetch -n 1" in by and "rangefetch -n 16" in by:
-            say(f"rangefetch -n 16 vs -n 1: {by['rangefetch -n 1']['wall'] / by['rangefetch -n 16']['wall']:.1f}x faster")
-
-    if "rangefetch" in TOOLS and (everything or ONLY == "journal"):
-        rows = []
-        for url, where in ((DIRECT, "unthrottled"), (CAPPED, "capped")):
-            if not url:
-                continue
-            base = [RF, "-q", "-n", "16", url, "-o", TARGET]
-            rows.append(measure(f"journal on, {where}", base, RUNS))
-            rows.append(measure(f"--no-journal, {where}", base + ["--no-journal"], RUNS))
-        table("Checkpoint overhead (journal every 1 s: fdatasync + atomic replace)", rows, baselines=())
-
-    if "rangefetch" in TOOLS and (everything or ONLY == "checksum"):
-        digest = subprocess.run(["openssl", "dgst", "-sha256", "-r", SOURCE], capture_output=True,
-                                text=True, check=True).stdout.split()[0]
-        rows, tails_text = [], []
-        for url, where in ((DIRECT, "unthrottled"), (CAPPED, "capped")):
-            if not url:
-                continue
-            base = [RF, "--json", "-n", "16", url, "-o", TARGET]
-            rows.append(measure(f"no checksum, {where}", base, RUNS))
-            row = measure(f"--checksum sha256, {where}", base + ["--checksum", f"sha256={digest}"], RUNS,
-                          post=finish_event)
-            rows.append(row)
-            if row:
-                tails = [float(e.get("verification_seconds") or "nan") * 1000 for e in row["extra"]]
-                tails_text.append(f"last byte -> verified ({where}): median {statistics.median(tails):.0f} ms "
-                    f"(runs: {', '.join(f'{t:.0f}' for t in tails)} ms; includes the final fdatasync)")
-        table("Verification cost (incremental SHA-256 while downloading)", rows, baselines=())
-        for text in tails_text:
-            say(text)
-
-    if everything or ONLY == "hash":
-        subprocess.run(["cat", SOURCE], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-        rows = []
-        for label, argv in (("rangefetch verify --print-digest sha256", [RF, "verify", SOURCE, "--print-digest", "sha256"]),
-                            ("sha256sum", ["sha256sum", SOURCE]),
-                            ("openssl dgst -sha256", ["openssl", "dgst", "-sha256", SOURCE]),
-                            ("rangefetch verify --print-digest md5", [RF, "verify", SOURCE, "--print-digest", "md5"]),
-                            ("md5sum", ["md5sum", SOURCE])):
-            walls = []
-            for _ in range(RUNS):
-                wall, cpu, rss, _ = timed(argv)
-                walls.append(wall)
-            rows.append((label, statistics.median(walls)))
-        say()
-        say("## Hashing throughput (file in page cache)")
-        say("| command | median s | MiB/s |")
-        say("|---|---|---|")
-        for label, wall in rows:
-            say(f"| {label} | {wall:.2f} | {SIZE / 2**20 / wall:.0f} |")
-
-    results = os.environ.get("RESULTS")
-    if results:
-        with open(results, "w") as handle:
+    report["sections"] = sections
+    if RESULTS_DIR:
+        os.makedirs(RESULTS_DIR, exist_ok=True)
+        with open(os.path.join(RESULTS_DIR, "latest.md"), "w") as handle:
             handle.write("\n".join(lines) + "\n")
+        with open(os.path.join(RESULTS_DIR, "latest.json"), "w") as handle:
+            json.dump(report, handle, indent=1)
+            handle.write("\n")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,42 +1,104 @@
 #!/usr/bin/env bash
-# Benchmark: rangefetch against curl, aria2c and axel on a local nginx, unthrottled and behind a
-# per-connection rate cap, plus the journal's and the checksum's cost and hashing throughput.
-#   scripts/bench.sh                       everything, 1 GiB file, 3 runs
-#   BENCH_SIZE_MB=256 BENCH_RUNS=5 BENCH_ONLY=unthrottled scripts/bench.sh
-# Environment: BENCH_SIZE_MB (1024), BENCH_RUNS (3), BENCH_RUNS_SLOW (1, single streams through
-# the cap), BENCH_RATE_MIB (25, per connection), BENCH_ONLY (all|unthrottled|capped|journal|
-# checksum|hash), BENCH_TOOLS, RF_FLAGS (extra rangefetch flags), RANGEFETCH (skip the build).
-# Results: printed, and written to Benchmarks/results/latest.md.
+# Benchmark: rangefetch (-n 16 and -n auto) against curl, aria2c and axel, side by side in one run,
+# in three scenarios: unthrottled loopback, a per-connection rate cap, and a lossy WAN (400 Mbit/s,
+# 20 ms round trip, 0.1% loss, emulated in network namespaces of our own). Then the journal's and
+# the checksum's cost and hashing throughput. Needs root (namespaces, packages).
+#   scripts/bench.sh                                   everything: 1 GiB (WAN 256 MiB), 3 runs
+#   BENCH_SIZE_MB=64 BENCH_RUNS=1 BENCH_ONLY=wan RANGEFETCH=.build/release/rangefetch scripts/bench.sh
+#
+# Environment:
+#   BENCH_SIZE_MB (1024)       file size of the unthrottled and capped scenarios, MiB
+#   BENCH_WAN_SIZE_MB          file size of the WAN scenario, MiB (256, or BENCH_SIZE_MB if smaller)
+#   BENCH_RUNS (3)             runs per command, alternating between commands
+#   BENCH_RUNS_SLOW            runs of single-connection tools (curl) when capped or on the WAN,
+#                              tens of seconds each (default BENCH_RUNS)
+#   BENCH_ONLY (all)           comma list: unthrottled,capped,wan,journal,checksum,hash
+#   BENCH_TOOLS                subset of "curl aria2c axel rangefetch"
+#   BENCH_RATE_MIB (25)        the capped scenario's limit per TCP connection, MiB/s
+#   BENCH_WAN_RATE_MBIT (400), BENCH_WAN_DELAY_MS (20, round trip), BENCH_WAN_LOSS_PCT (0.1),
+#   BENCH_WAN_QUEUE_MS (50), BENCH_WAN_CC (cubic), BENCH_WAN_SEED (1): see Benchmarks/wanem/wan.sh
+#   BENCH_WORK_DIR             where the files and downloads go; must not be tmpfs
+#                              (default /var/tmp, or /tmp if that is on disk and /var/tmp is not)
+#   BENCH_TIMEOUT_S (900)      one download's time limit
+#   RF_FLAGS                   extra rangefetch flags; RANGEFETCH: use this binary, skip the build
+# Results: printed, and written to Benchmarks/results/latest.{md,json,png}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/packages.sh
 source scripts/lib/nginx.sh
+source Benchmarks/wanem/wan.sh
+
+# Every system package the benchmark uses (rf_need_packages runs one apt-get at a time):
+# the tools compared, /usr/bin/time, a C compiler and headers for the relay and the WAN line,
+# iproute2 for the namespaces, python3-venv for the chart's matplotlib.
 rf_base_packages
-rf_need_packages aria2 axel time gcc openssl
-rf_require_swift
+rf_need_packages aria2 axel time gcc libc6-dev iproute2 python3-venv util-linux diffutils
 
 if [ -z "${RANGEFETCH:-}" ]; then
+    rf_require_swift
     swift build -c release --product rangefetch >&2
     RANGEFETCH="$(swift build -c release --show-bin-path)/rangefetch"
 fi
+RANGEFETCH=$(realpath "$RANGEFETCH")
 export RANGEFETCH
 
-work=$(mktemp -d /tmp/rangefetch-bench.XXXXXX)
+# The chart needs matplotlib, from PyPI into a venv of our own (ignored by git). Done before the
+# measurements, so a failure costs seconds, not a finished benchmark.
+venv=Benchmarks/.venv
+if ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
+    echo "bench: installing matplotlib into $venv" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q matplotlib
+fi
+
+# rf_disk_dir: the first candidate directory that is on a disk, not in memory. Downloads must hit
+# a real file system: on tmpfs a tool that writes through the page cache looks free, and
+# rangefetch's fdatasync costs nothing, which is not what a user's disk does.
+rf_disk_dir() {
+    local candidate fstype
+    for candidate in ${BENCH_WORK_DIR:-} /var/tmp /tmp; do
+        [ -d "$candidate" ] || continue
+        fstype=$(findmnt -n -o FSTYPE -T "$candidate")
+        case "$fstype" in
+            tmpfs | ramfs | "") echo "bench: $candidate is on ${fstype:-nothing}, not a disk" >&2 ;;
+            *) echo "$candidate"; return 0 ;;
+        esac
+    done
+    echo "bench: no on-disk directory for the downloads; set BENCH_WORK_DIR" >&2
+    return 1
+}
+
+wants() { [[ ",${BENCH_ONLY:-all}," == *",all,"* || ",${BENCH_ONLY:-all}," == *",$1,"* ]]; }
+
+base=$(rf_disk_dir)
+work=$(mktemp -d "$base/rangefetch-bench.XXXXXX")
 chmod 755 "$work"
 relay_pid=""
+bench_pid=""
 cleanup() {
+    if [ -n "$bench_pid" ]; then # stop the measurement (and the tool it runs) first
+        kill -TERM "$bench_pid" 2>/dev/null || true
+        wait "$bench_pid" 2>/dev/null || true
+    fi
     [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
+    rf_nginx_stop "$work/nginx-wan"
+    rf_wan_down "$work/wan"
     rf_nginx_stop "$work/nginx"
     rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM # so that cleanup runs on Ctrl-C and kill too
 mkdir -p "$work/www" "$work/nginx" "$work/out"
 
-gcc -O2 -pthread -o "$work/rf-relay" Benchmarks/relay/rf-relay.c
+gcc -O2 -Wall -pthread -o "$work/rf-relay" Benchmarks/relay/rf-relay.c
+gcc -O2 -Wall -o "$work/rf-wanem" Benchmarks/wanem/rf-wanem.c
+
 size_mb=${BENCH_SIZE_MB:-1024}
-echo "bench: generating ${size_mb} MiB of random data" >&2
+wan_mb=${BENCH_WAN_SIZE_MB:-$((size_mb < 256 ? size_mb : 256))}
+echo "bench: generating ${size_mb} MiB of random data (WAN: the first ${wan_mb} MiB)" >&2
 head -c "$((size_mb << 20))" /dev/urandom >"$work/www/file.bin"
-chmod 644 "$work/www/file.bin"
+head -c "$((wan_mb << 20))" "$work/www/file.bin" >"$work/www/wan.bin"
+chmod 644 "$work/www/file.bin" "$work/www/wan.bin"
 
 port=$(rf_free_port)
 rf_nginx_start "$work/nginx" "$port" "$work/www"
@@ -46,9 +108,27 @@ rate_mib=${BENCH_RATE_MIB:-25}
 relay_pid=$!
 sleep 0.2
 
-mkdir -p Benchmarks/results
-DIRECT_URL="http://127.0.0.1:$port/file.bin" \
-CAPPED_URL="http://127.0.0.1:$relay_port/file.bin" \
-SOURCE="$work/www/file.bin" WORK="$work" BENCH_RATE_MIB="$rate_mib" \
-RESULTS="Benchmarks/results/latest.md" \
-    python3 Benchmarks/bench.py
+wan_url=""
+if wants wan; then
+    rf_wan_reap_stale
+    rf_wan_up "$work/wan" "$work/rf-wanem"
+    # Port 8080 of our own server namespace: nothing else listens there.
+    rf_nginx_start "$work/nginx-wan" 8080 "$work/www" "$RF_WAN_SERVER_IP" "$RF_WAN_SERVER_NS"
+    wan_url="http://$RF_WAN_SERVER_IP:8080/wan.bin"
+    rtt=$(ip netns exec "$RF_WAN_CLIENT_NS" curl -s -o /dev/null -w '%{time_connect}' "$wan_url" -r 0-0)
+    echo "bench: WAN up: $(rf_wan_describe); TCP connect took ${rtt} s" >&2
+fi
+
+OUT="$work/out" WORK="$work" SOURCE="$work/www/file.bin" \
+DIRECT_URL="http://127.0.0.1:$port/file.bin" CAPPED_URL="http://127.0.0.1:$relay_port/file.bin" \
+WAN_URL="$wan_url" WAN_SOURCE="$work/www/wan.bin" WAN_NETNS="$RF_WAN_CLIENT_NS" \
+WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR=Benchmarks/results \
+    python3 Benchmarks/bench.py &
+# In the background and waited for, so that a SIGTERM reaches our trap at once (bash runs traps
+# only between foreground commands), and the trap stops bench.py before tearing down.
+bench_pid=$!
+wait "$bench_pid"
+bench_pid=""
+
+"$venv/bin/python" Benchmarks/chart.py Benchmarks/results/latest.json Benchmarks/results/latest.png
+echo "bench: wrote Benchmarks/results/latest.md, latest.json and latest.png" >&2

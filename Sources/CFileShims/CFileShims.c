@@ -9,3 +9,7 @@ int cfs_fallocate(int fd, off_t offset, off_t length) {
 int cfs_start_writeback(int fd, off_t offset, off_t length) {
     return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }
+
+int cfs_open_direct_write(const char *path) {
+    return open(path, O_WRONLY | O_CLOEXEC | O_DIRECT);
+}

@@ -29,8 +29,11 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, with the server's file name. Example: -d ~/Downloads", valueName: "dir"))
     var directory: String?
 
-    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel connections, 1 to 64. Example: -n 16", valueName: "n"))
-    var connections: Int = 8
+    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel connections: 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64. Example: -n 16", valueName: "n|auto"))
+    var connections: String = "auto"
+
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64. Example: --max-connections 32", valueName: "n"))
+    var maxConnections: Int = 16
 
     @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never split ranges below this size (K/M/G suffixes). Example: --min-segment 4M", valueName: "size"))
     var minimumSegment: String = "1M"
@@ -63,8 +66,14 @@ struct Get: AsyncParsableCommand {
     func validate() throws {
         if output != nil && directory != nil { throw ValidationError("use either -o PATH or -d DIR, not both") }
         if overwrite && continueExisting { throw ValidationError("use either --overwrite or --continue, not both") }
-        guard DownloadOptions.connectionRange.contains(connections) else {
-            throw ValidationError("-n/--connections must be between 1 and 64 (got \(connections))")
+        guard let count = connectionCount else {
+            throw ValidationError("-n/--connections takes 'auto' or a number from 1 to 64 (got '\(connections)')")
+        }
+        if case .fixed(let fixed) = count, !DownloadOptions.connectionRange.contains(fixed) {
+            throw ValidationError("-n/--connections must be between 1 and 64 (got \(fixed))")
+        }
+        guard DownloadOptions.connectionRange.contains(maxConnections) else {
+            throw ValidationError("--max-connections must be between 1 and 64 (got \(maxConnections))")
         }
         guard let bytes = ByteCount.parse(minimumSegment), bytes >= DownloadOptions.smallestSegmentBytes else {
             throw ValidationError("--min-segment must be a size of at least 16K, like 1M (got '\(minimumSegment)')")
@@ -119,7 +128,8 @@ struct Get: AsyncParsableCommand {
         } else if let directory {
             options.destination = .directory(directory)
         }
-        options.connections = connections
+        options.connections = connectionCount ?? .automatic
+        options.maximumConnections = maxConnections
         options.minimumSegmentBytes = ByteCount.parse(minimumSegment) ?? options.minimumSegmentBytes
         options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName)
         options.resume = restart ? .restart : .resume
@@ -127,6 +137,12 @@ struct Get: AsyncParsableCommand {
         options.journal = !noJournal
         try network.apply(to: &options)
         return options
+    }
+
+    /// `-n`: `auto` or a whole number; `nil` when it is neither.
+    private var connectionCount: DownloadOptions.ConnectionCount? {
+        if connections.lowercased() == "auto" { return .automatic }
+        return Int(connections).map { .fixed($0) }
     }
 
     /// The name a checksum file's entry should have: the output's, else the URL's last segment.

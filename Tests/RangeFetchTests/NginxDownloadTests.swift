@@ -17,7 +17,7 @@ final class NginxDownloadTests {
                           configure: (inout DownloadOptions) -> Void = { _ in }) async throws -> DownloadSummary {
         var options = DownloadOptions()
         options.destination = .file(out.file(name))
-        options.connections = connections
+        options.connections = .fixed(connections)
         configure(&options)
         return try await Downloader(options: options).download(nginx.baseURL + path)
     }

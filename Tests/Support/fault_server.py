@@ -17,11 +17,14 @@ Paths
                             version= and changeafter= do not apply to files.
   /_stats                   GET: JSON {"requests", "body_bytes", "by_status": {"206": n, ...},
                             "log": [{"method", "path", "query", "range", "if_range", "status",
-                            "bytes", "etag", "host", "auth", "connection"}, ...]}
+                            "bytes", "etag", "host", "auth", "connection", "accept_encoding",
+                            "accept_encoding_lines"}, ...]}
                             "path" is without the query; "bytes" = body bytes actually sent
                             (chunked framing excluded); "etag" is null for non-content answers;
                             "auth" tells whether an Authorization header came; "connection"
-                            numbers TCP connections (same number = keep-alive reuse). A request is
+                            numbers TCP connections (same number = keep-alive reuse);
+                            "accept_encoding" is the request's Accept-Encoding (null when absent),
+                            "accept_encoding_lines" how many such header lines came. A request is
                             logged once its response is finished (or broken off). Control
                             endpoints are not logged.
   /_reset                   GET or POST: clears the stats and every per-URL counter (cutcount,
@@ -95,6 +98,16 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   encoding=gzip       add Content-Encoding: gzip (and Vary: Accept-Encoding) unless the request's
                       Accept-Encoding is absent or exactly "identity". The body is NOT gzip.
   forceencoding=1     ... with encoding=: claim it whatever the request's Accept-Encoding.
+  realgzip=1          with encoding=gzip: really gzip the body (gzip.compress, mtime 0) whenever the
+                      request's Accept-Encoding allows gzip: absent (RFC 9110 12.5.3: any coding
+                      is acceptable), "*" or "gzip"/"x-gzip" with q > 0. With forceencoding=1:
+                      whatever the request says. An encoded answer ignores Range (200, never 206),
+                      has no Accept-Ranges, Content-Length = the gzipped length, no digest headers.
+  contentlength=TEXT  send "Content-Length: TEXT" (raw, e.g. -5 or 99999999999999999999) instead of
+                      the real length, then the real body, then close the connection.
+  bigheader=N         add one header line "X-Big: " + N bytes of "a" to content answers.
+  manyheaders=N       add N header lines "X-Filler-<i>: <value>" to content answers ...
+  headerwidth=W       ... each value W bytes wide (default 8).
   disposition=NAME    Content-Disposition: attachment; filename="NAME" (NAME as decoded from the
                       query, unescaped, so ../ tricks pass through).
   reprdigest=good|bad Repr-Digest: sha-256=:<base64>: of the whole representation (bad: of
@@ -110,6 +123,7 @@ import base64
 import binascii
 import collections
 import email.utils
+import gzip
 import hashlib
 import itertools
 import json
@@ -259,6 +273,7 @@ class OnceCache:
 
 
 PIECES = OnceCache(CACHE_LIMIT)
+ENCODED = OnceCache(64 << 20)  # (resource identity, coding) -> encoded body, for realgzip=1
 DIGESTS = OnceCache(1 << 20, weigh=lambda _: 64)
 
 
@@ -357,6 +372,35 @@ def parse_range(header, size):
     return a, min(b, size - 1) + 1
 
 
+def accepts_coding(field, coding):
+    """Whether an Accept-Encoding field value allows `coding` (RFC 9110 12.5.3).
+
+    No field at all allows every coding; an empty field allows only identity; otherwise the
+    coding (or "*") must be listed with q > 0 (x-gzip counts as gzip)."""
+    if field is None:
+        return True
+    aliases = {coding, "x-gzip" if coding == "gzip" else coding, "gzip" if coding == "x-gzip" else coding}
+    star = None
+    for item in field.split(","):
+        name, _, parameters = item.partition(";")
+        name = name.strip().lower()
+        if not name:
+            continue
+        q = 1.0
+        for parameter in parameters.split(";"):
+            key, _, value = parameter.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value.strip())
+                except ValueError:
+                    q = 0.0
+        if name in aliases:
+            return q > 0
+        if name == "*":
+            star = q
+    return star is not None and star > 0
+
+
 # ---------------------------------------------------------------------------------------------
 # Query parameters
 
@@ -373,6 +417,7 @@ NUMBERS = {
     "trickleoffset": (int, 0, None), "tricklecount": (int, 0, None), "rate": (int, 1, None),
     "stall": (float, 0, None), "stalloffset": (int, 0, None), "stallcount": (int, 0, None),
     "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None),
+    "bigheader": (int, 0, 64 << 20), "manyheaders": (int, 0, 1 << 20), "headerwidth": (int, 1, 1 << 20),
 }
 CHOICES = {
     "cutmode": ("fin", "rst"), "extramode": ("length", "trailing"),
@@ -380,7 +425,7 @@ CHOICES = {
 }
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
     "auth", "redirecthost", "nohead", "retryafter", "wrongrange", "chunked", "norange",
-    "noaccept", "encoding", "forceencoding", "disposition",
+    "noaccept", "encoding", "forceencoding", "disposition", "realgzip", "contentlength",
 }
 
 
@@ -616,6 +661,9 @@ class Handler(BaseHTTPRequestHandler):
     # -- content --------------------------------------------------------------------------------
 
     def serve(self, res, faults, head):
+        if self.real_coding(faults):
+            self.serve_encoded(res, faults, head)
+            return
         plan = Plan()
         plan.length = res.size
         range_header = self.headers.get("Range")
@@ -643,6 +691,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(plan.status)
         if plan.chunked:
             self.send_header("Transfer-Encoding", "chunked")
+        elif faults.has("contentlength"):
+            self.send_header("Content-Length", faults.text("contentlength"))
+            self.close_connection = True  # the announced length means nothing: EOF ends the body
         else:
             length = plan.length + (plan.overlong if plan.announce_overlong else 0)
             self.send_header("Content-Length", str(length))
@@ -654,6 +705,7 @@ class Handler(BaseHTTPRequestHandler):
         self.disposition_header(faults)
         self.encoding_header(faults)
         self.digest_headers(res, faults, plan.status)
+        self.filler_headers(faults)
         self.unknown_header(faults)
         self.end_headers()
         if head:
@@ -727,9 +779,58 @@ class Handler(BaseHTTPRequestHandler):
             return
         asked = self.headers.get("Accept-Encoding")
         wants_identity = asked is None or asked.strip().lower() == "identity"
-        if faults.flag("forceencoding") or not wants_identity:
+        if not faults.flag("realgzip") and (faults.flag("forceencoding") or not wants_identity):
             self.send_header("Content-Encoding", coding)
         self.send_header("Vary", "Accept-Encoding")
+
+    def real_coding(self, faults):
+        """realgzip=1 (+ encoding=gzip): "gzip" when this answer is really gzipped, else None."""
+        if not faults.flag("realgzip"):
+            return None
+        coding = faults.text("encoding", "gzip").lower()
+        if coding not in ("gzip", "x-gzip"):
+            raise BadParameter("realgzip=1 supports encoding=gzip only")
+        if faults.flag("forceencoding") or accepts_coding(self.headers.get("Accept-Encoding"), coding):
+            return coding
+        return None
+
+    def serve_encoded(self, res, faults, head):
+        """realgzip=1: the whole representation gzipped, as a 200 whatever the Range said."""
+        coding = self.real_coding(faults)
+        body = ENCODED.get((res.identity, coding),
+                           lambda: gzip.compress(bytes(res.read(0, res.size)), compresslevel=1, mtime=0))
+        self.send_response(200)
+        if faults.has("contentlength"):
+            self.send_header("Content-Length", faults.text("contentlength"))
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(len(body)))
+        self.validator_headers(res)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Encoding", coding)
+        self.send_header("Vary", "Accept-Encoding")
+        self.disposition_header(faults)
+        self.filler_headers(faults)
+        self.unknown_header(faults)
+        self.end_headers()
+        sent = 0
+        if not head:
+            try:
+                for position in range(0, len(body), WRITE_CHUNK):
+                    self.wfile.write(body[position:position + WRITE_CHUNK])
+                    sent += len(body[position:position + WRITE_CHUNK])
+            except OSError:
+                self.close_connection = True
+        self.record(200, sent)
+
+    def filler_headers(self, faults):
+        """bigheader=N: one N-byte header value; manyheaders=N (+ headerwidth=W): N header lines."""
+        if faults.has("bigheader"):
+            self.send_header("X-Big", "a" * faults.number("bigheader"))
+        if faults.has("manyheaders"):
+            value = "v" * faults.number("headerwidth", 8)
+            for index in range(faults.number("manyheaders")):
+                self.send_header(f"X-Filler-{index}", value)
 
     def digest_headers(self, res, faults, status):
         """reprdigest=, digest= (every content answer) and contentmd5= (200 only): good|bad."""
@@ -871,6 +972,8 @@ class Handler(BaseHTTPRequestHandler):
             "status": status, "bytes": sent, "etag": self.response_etag,
             "host": self.headers.get("Host"), "auth": "Authorization" in self.headers,
             "connection": self.connection_id,
+            "accept_encoding": self.headers.get("Accept-Encoding"),
+            "accept_encoding_lines": len(self.headers.get_all("Accept-Encoding") or []),
         })
 
 

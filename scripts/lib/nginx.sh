@@ -1,14 +1,18 @@
-# A private nginx on 127.0.0.1 with its own prefix, for the demo and the benchmark. Sourced.
+# A private nginx on a loopback address with its own prefix, for the demo and the benchmark. Sourced.
 
 # rf_free_port: prints a free TCP port on 127.0.0.1.
 rf_free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# rf_nginx_start DIR PORT DOCROOT: serves DOCROOT on 127.0.0.1:PORT; config, logs and pid in DIR.
+# rf_nginx_start DIR PORT DOCROOT [ADDRESS [NETNS]]: serves DOCROOT on ADDRESS:PORT (ADDRESS
+# defaults to 127.0.0.1); config, logs and pid in DIR. With NETNS, nginx runs inside that network
+# namespace (the benchmark's emulated WAN) and is checked from there.
 # /norange/ serves the same files with ranges disabled.
 rf_nginx_start() {
-    local dir=$1 port=$2 docroot=$3
+    local dir=$1 port=$2 docroot=$3 address=${4:-127.0.0.1} netns=${5:-}
+    local inside=()
+    [ -n "$netns" ] && inside=(ip netns exec "$netns")
     mkdir -p "$dir/tmp"
     local user=""
     [ "$(id -u)" -eq 0 ] && user="user root;"
@@ -26,19 +30,19 @@ http {
     sendfile on;
     default_type application/octet-stream;
     server {
-        listen 127.0.0.1:$port;
+        listen $address:$port;
         root $docroot;
         location /norange/ { alias $docroot/; max_ranges 0; }
     }
 }
 CONF
-    /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf"
+    "${inside[@]}" /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf"
     local i
     for i in $(seq 1 100); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+        "${inside[@]}" curl -s -o /dev/null "http://$address:$port/" && return 0
         sleep 0.05
     done
-    echo "nginx did not start on port $port (see $dir/error.log)" >&2
+    echo "nginx did not start on $address:$port${netns:+ in netns $netns} (see $dir/error.log)" >&2
     return 1
 }
 

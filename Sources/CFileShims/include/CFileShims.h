@@ -1,4 +1,5 @@
-// Syscalls that Glibc does not export to Swift: fallocate(2) is declared only under _GNU_SOURCE.
+// Syscalls that Glibc does not export to Swift: fallocate(2) and O_DIRECT are declared only under
+// _GNU_SOURCE.
 #ifndef CFILESHIMS_H
 #define CFILESHIMS_H
 #include <sys/types.h>
@@ -10,5 +11,10 @@ int cfs_fallocate(int fd, off_t offset, off_t length);
 /// sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE): starts writeback of dirty pages
 /// in the range without waiting for it. Returns 0 or -1 with errno set.
 int cfs_start_writeback(int fd, off_t offset, off_t length);
+
+/// open(path, O_WRONLY | O_CLOEXEC | O_DIRECT): a descriptor whose writes bypass the page cache
+/// (O_DIRECT, like fallocate, is declared only under _GNU_SOURCE). Returns -1 with errno set
+/// where the file system refuses O_DIRECT (EINVAL on tmpfs).
+int cfs_open_direct_write(const char *path);
 
 #endif

@@ -26,14 +26,27 @@ public struct DownloadOptions: Sendable {
         case continueFrom
     }
 
-    /// Allowed values for ``connections``.
+    /// How many connections a download uses.
+    public enum ConnectionCount: Sendable, Equatable, ExpressibleByIntegerLiteral {
+        /// Start with a few and add more while the aggregate speed still grows (a per-connection
+        /// cap shows as linear growth), up to ``DownloadOptions/maximumConnections``.
+        case automatic
+        /// Exactly this many at most.
+        case fixed(Int)
+
+        public init(integerLiteral value: Int) { self = .fixed(value) }
+    }
+
+    /// Allowed values for a fixed ``connections`` count and for ``maximumConnections``.
     public static let connectionRange = 1...64
     /// Smallest allowed ``minimumSegmentBytes``.
     public static let smallestSegmentBytes: Int64 = 16 * 1024
 
     public var destination: Destination = .directory(".")
-    /// Parallel connections (ranges in flight) at most.
-    public var connections = 8
+    /// Parallel connections (ranges in flight): adaptive by default.
+    public var connections: ConnectionCount = .automatic
+    /// Upper bound for ``ConnectionCount/automatic``.
+    public var maximumConnections = 16
     /// No range is split below this size; small files get fewer connections.
     public var minimumSegmentBytes: Int64 = 1 << 20
     public var request = RequestOptions()
@@ -49,14 +62,25 @@ public struct DownloadOptions: Sendable {
     /// Seconds between journal checkpoints.
     public var checkpointIntervalSeconds: Double = 1
     /// Per-connection coalescing buffer between libcurl and `pwrite`, in bytes.
-    public var writeBufferBytes = 1 << 20
+    public var writeBufferBytes = 256 << 10
+
+    /// The most connections this download may open.
+    public var connectionLimit: Int {
+        switch connections {
+        case .automatic: maximumConnections
+        case .fixed(let count): count
+        }
+    }
 
     public init() {}
 
     /// Checks option values; throws a usage error naming the bad one.
     public func validate() throws(DownloadError) {
-        guard Self.connectionRange.contains(connections) else {
-            throw DownloadError(.invalidOption, "connections must be between 1 and 64 (got \(connections))")
+        if case .fixed(let count) = connections, !Self.connectionRange.contains(count) {
+            throw DownloadError(.invalidOption, "connections must be between 1 and 64 (got \(count))")
+        }
+        guard Self.connectionRange.contains(maximumConnections) else {
+            throw DownloadError(.invalidOption, "maximum connections must be between 1 and 64 (got \(maximumConnections))")
         }
         guard minimumSegmentBytes >= Self.smallestSegmentBytes else {
             throw DownloadError(.invalidOption, "minimum segment size must be at least 16K (got \(minimumSegmentBytes) bytes)")

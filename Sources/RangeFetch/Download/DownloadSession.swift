@@ -26,6 +26,7 @@ final class DownloadSession {
     func run() throws(DownloadError) -> DownloadSummary {
         let remote = try probe()
         emit(.probed(remote))
+        if let warning = remote.decodingWarning { emit(.warning(warning)) }
         let paths = OutputPaths(destination: options.destination, suggestedName: remote.suggestedName)
         try OutputPaths.checkFinalPath(paths.final)
         let store = JournalStore(path: paths.journal)
@@ -52,15 +53,15 @@ final class DownloadSession {
 
         if remote.isSegmentable, let size = remote.size {
             let planner = SegmentPlanner(
-                connections: options.connections, minimumSegmentBytes: options.minimumSegmentBytes,
-                pieceBytes: SegmentPlanner.pieceBytes(size: size, connections: options.connections, hashing: !expected.isEmpty))
+                connections: options.connectionLimit, minimumSegmentBytes: options.minimumSegmentBytes,
+                pieceBytes: SegmentPlanner.pieceBytes(size: size, connections: options.connectionLimit, hashing: !expected.isEmpty))
             let segments = try resumePoint(file: file, store: store, remote: remote, size: size,
                                            planner: planner, adoptedPrefix: adoptedPrefix)
             do {
                 return try transfer(remote: remote, size: size, segments: segments, mode: .ranged, file: file,
                                     store: store, paths: paths, expected: expected)
             } catch where error.code == .rangesNotHonoured {
-                emit(.warning("\(remote.finalURL): server ignored the Range header; downloading as one stream"))
+                emit(.warning("\(error.message); downloading as one stream"))
             }
         }
         store.remove()
@@ -178,20 +179,26 @@ final class DownloadSession {
         let hasher = expected.isEmpty ? nil : PrefixHasher(file: file, algorithms: expected.map(\.0.algorithm))
         emit(.started(DownloadStart(path: paths.final, totalBytes: size, resumedBytes: resumed,
                                     segments: segments.filter { !$0.isComplete }.count,
-                                    connections: options.connections, segmented: mode == .ranged)))
+                                    connections: mode == .ranged ? options.connectionLimit : 1, segmented: mode == .ranged,
+                                    adaptive: mode == .ranged && options.connections == .automatic)))
 
+        let policy: ConnectionPolicy = switch options.connections {
+        case .automatic: .adaptive(maximum: options.maximumConnections)
+        case .fixed(let count): .fixed(count)
+        }
         let configuration = EngineConfiguration(
-            remote: remote, mode: mode, segments: segments, connections: mode == .ranged ? options.connections : 1,
-            planner: SegmentPlanner(connections: options.connections, minimumSegmentBytes: options.minimumSegmentBytes),
+            remote: remote, mode: mode, segments: segments, connections: mode == .ranged ? policy : .fixed(1),
+            minimumSplitBytes: options.minimumSegmentBytes,
             request: options.request, retry: options.retry,
             writeBufferBytes: Self.writeBufferBytes(options),
             checkpointIntervalSeconds: options.checkpointIntervalSeconds)
+        file.enableDirectWrites()
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
         let emit = self.emit
         let engine = TransferEngine(configuration: configuration, file: file, cancellation: cancellation) { event in
             switch event {
-            case .progress(let received, let contiguous, let connections):
-                tracker.update(receivedBytes: received, activeConnections: connections)
+            case .progress(let received, let contiguous, let connections, let target):
+                tracker.update(receivedBytes: received, activeConnections: connections, targetConnections: target)
                 hasher?.advance(to: contiguous)
                 checkpointer?.startWriteback()
             case .checkpoint(let states):
@@ -244,9 +251,9 @@ final class DownloadSession {
     }
 
     /// The per-connection coalescing buffer: the configured size, shrunk for many connections so
-    /// that all buffers together stay near 16 MiB (never under 256 KiB each).
+    /// that all buffers together stay near 8 MiB (never under 128 KiB each).
     static func writeBufferBytes(_ options: DownloadOptions) -> Int {
-        min(options.writeBufferBytes, max(256 << 10, (16 << 20) / options.connections))
+        min(options.writeBufferBytes, max(128 << 10, (8 << 20) / options.connectionLimit))
     }
 
     /// Writes the first journal record (durably) and returns the checkpointer that keeps it
@@ -304,12 +311,12 @@ final class ProgressTracker: @unchecked Sendable {
     }
 
     /// Called on the engine thread only.
-    func update(receivedBytes: Int64, activeConnections: Int) {
+    func update(receivedBytes: Int64, activeConnections: Int, targetConnections: Int) {
         rate.record(bytes: receivedBytes, at: MonotonicTime.now())
         let remaining = totalBytes.map { $0 - receivedBytes }
         emit(.progress(DownloadProgress(receivedBytes: receivedBytes, totalBytes: totalBytes,
                                         bytesPerSecond: rate.bytesPerSecond,
                                         etaSeconds: remaining.flatMap { rate.eta(remaining: $0) },
-                                        activeConnections: activeConnections)))
+                                        activeConnections: activeConnections, targetConnections: targetConnections)))
     }
 }

@@ -54,11 +54,16 @@ struct Prober {
         case .head: easy.set(CURLOPT_NOBODY, true)
         case .firstByte: easy.set(CURLOPT_RANGE, ByteRange(0, 1).httpRangeSpec)
         }
+        // The body is abandoned unread, so a coding it does not really have must not fail the probe.
+        easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
         let result = withExtendedLifetime(collector) { easy.perform() }
         if cancellation.isCancelled { throw .cancelled() }
+        if let refused = TransferFailure.responseHead(result, head: collector.head, detail: easy.errorDetail, url: url) {
+            throw refused
+        }
         // A write error is how we abandon a body we do not want; the head is what we came for.
         if result != CURLE_OK && !(result == CURLE_WRITE_ERROR && collector.head.isComplete) {
-            throw TransferFailure.curl(result, url: url, detail: nil)
+            throw TransferFailure.curl(result, url: url, detail: easy.errorDetail)
         }
         return Exchange(response: collector.head, finalURL: easy.effectiveURL ?? url)
     }
@@ -76,7 +81,8 @@ struct Prober {
             etag: response["etag"],
             lastModified: response["last-modified"],
             suggestedName: FileName.sanitize(name),
-            advertisedDigests: AdvertisedDigestParser.parse(response)
+            advertisedDigests: AdvertisedDigestParser.parse(response),
+            contentEncoding: response.contentEncoding
         )
     }
 
@@ -107,9 +113,8 @@ private func probeHeaderCallback(
 ) -> Int {
     guard let data, let userdata else { return 0 }
     let collector = Unmanaged<ProbeCollector>.fromOpaque(userdata).takeUnretainedValue()
-    let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
-    collector.head.consume(line: String(decoding: bytes, as: UTF8.self))
-    return size * count
+    // Returning 0 aborts the transfer: a head past ResponseLimits is not read any further.
+    return collector.head.consume(bytes: UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
 }
 
 private func probeWriteCallback(

@@ -16,6 +16,15 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     public var suggestedName: String
     /// Digests the server advertised for the whole file (`Repr-Digest`, `Digest`, `Content-MD5`).
     public var advertisedDigests: [AdvertisedDigest]
+    /// The content coding (lower-case, e.g. `gzip`) the server applied although the probe asked
+    /// for identity; such a body is fetched as one stream and decoded. `nil`: none.
+    public var contentEncoding: String? = nil
+
+    /// The warning owed to the user when the server encodes the file: what lands is the decoded
+    /// body, fetched as one stream of unknown length. `nil` when the server sent identity.
+    public var decodingWarning: String? {
+        contentEncoding.map { "\(finalURL): server sends the file with Content-Encoding \($0) even when asked for identity; fetching it as one stream and saving the decoded bytes" }
+    }
 
     /// Whether the file can be fetched as parallel ranges.
     public var isSegmentable: Bool { acceptsRanges && size != nil }

@@ -21,10 +21,12 @@ public struct DownloadStart: Sendable, Equatable {
     public var resumedBytes: Int64
     /// Segments in the initial plan (1 for a single stream).
     public var segments: Int
-    /// Connections allowed at once.
+    /// Connections allowed at once (the upper bound when adaptive).
     public var connections: Int
     /// Whether ranges are fetched in parallel (`false`: one plain stream).
     public var segmented: Bool
+    /// Whether the connection count adapts while the download runs (`-n auto`).
+    public var adaptive: Bool = false
 }
 
 /// A progress report, at most a few per second.
@@ -37,6 +39,8 @@ public struct DownloadProgress: Sendable, Equatable {
     /// Estimated seconds to completion, when the total and a speed are known.
     public var etaSeconds: Double?
     public var activeConnections: Int
+    /// Connections the scheduler allows now: the adaptive count as it grows, else the fixed one.
+    public var targetConnections: Int = 0
 
     /// Completed fraction in `0...1`, when the total is known.
     public var fraction: Double? {

@@ -14,7 +14,11 @@ public enum ProgressRenderer {
         }
         parts.append("\(ByteCount.format(Int64(progress.bytesPerSecond)))/s")
         if let eta = progress.etaSeconds { parts.append("ETA \(duration(eta))") }
-        parts.append("\(progress.activeConnections) conn\(progress.activeConnections == 1 ? "" : "s")")
+        var connections = "\(progress.activeConnections)"
+        if progress.targetConnections > 0 && progress.targetConnections != progress.activeConnections {
+            connections += "/\(progress.targetConnections)"
+        }
+        parts.append("\(connections) conn\(progress.activeConnections == 1 && progress.targetConnections <= 1 ? "" : "s")")
         return parts.joined(separator: "  ")
     }
 
@@ -38,6 +42,7 @@ public enum ProgressRenderer {
             object.add("resumed_bytes", start.resumedBytes)
             object.add("segments", start.segments)
             object.add("connections", start.connections)
+            object.add("adaptive", start.adaptive)
             object.add("segmented", start.segmented)
         case .progress(let progress):
             object.add("event", "progress")
@@ -46,6 +51,7 @@ public enum ProgressRenderer {
             object.add("bytes_per_second", Int64(progress.bytesPerSecond))
             object.add("eta_seconds", progress.etaSeconds.map { formatDecimal($0, places: 1) })
             object.add("active_connections", progress.activeConnections)
+            object.add("target_connections", progress.targetConnections)
         case .retrying(let notice):
             object.add("event", "retry")
             object.add("range", notice.remaining.map { $0.isEmpty ? "" : $0.httpRangeSpec })

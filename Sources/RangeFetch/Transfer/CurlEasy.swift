@@ -7,6 +7,9 @@ final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     /// libcurl keeps a pointer to the header list until the handle is done with it.
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// `CURLOPT_ERRORBUFFER`: libcurl's own sentence about the last failure (`CURL_ERROR_SIZE`,
+    /// 256 bytes), e.g. "Too large response headers: 307979 > 307200".
+    private let errorBuffer: UnsafeMutablePointer<CChar>
 
     init() {
         CurlGlobal.initialize()
@@ -14,11 +17,21 @@ final class CurlEasy {
             fatalError("curl_easy_init failed: out of memory")
         }
         self.handle = handle
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        ccurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
     }
 
     deinit {
         curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    /// libcurl's description of the last failure on this handle, when it wrote one.
+    var errorDetail: String? {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? nil : text
     }
 
     func set(_ option: CURLoption, _ value: Int) {

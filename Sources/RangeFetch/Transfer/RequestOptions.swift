@@ -3,6 +3,13 @@ import CCurl
 /// How every request of a download is made: headers, credentials, TLS and timeouts.
 public struct RequestOptions: Sendable, Equatable {
     /// Extra request header lines, `Name: value`.
+    ///
+    /// Every request asks for `Accept-Encoding: identity` (RFC 9110: a request without the field
+    /// accepts any coding, and some servers then gzip). An `Accept-Encoding` line here replaces
+    /// it on requests for the whole body (the probe and a single stream), for a user who wants a
+    /// compressed transfer; whatever coding comes back (gzip, deflate, br, zstd) is decoded before
+    /// it is written. Ranged requests always ask for identity: ranges of an encoded body are not
+    /// ranges of the file.
     public var headers: [String] = []
     /// `User-Agent` sent with every request.
     public var userAgent: String = "rangefetch/\(RangeFetchVersion.string)"
@@ -29,6 +36,8 @@ public struct RequestOptions: Sendable, Equatable {
     public init() {}
 
     /// Applies these options to `easy` for a request of `url`.
+    /// - Parameter extraHeaders: lines for this request only; each replaces a user line of the
+    ///   same field name (see ``headerLines(user:extra:)``).
     func configure(_ easy: CurlEasy, url: String, extraHeaders: [String] = []) {
         easy.set(CURLOPT_URL, url)
         easy.set(CURLOPT_NOSIGNAL, true)
@@ -52,7 +61,32 @@ public struct RequestOptions: Sendable, Equatable {
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         if let caCertificatePath { easy.set(CURLOPT_CAINFO, caCertificatePath) }
-        easy.setHeaders(headers + extraHeaders)
+        // Sends "Accept-Encoding: identity" unless a header line names the field (libcurl then
+        // sends that line instead, never both), and turns on decoding: libcurl 7.88 decodes any
+        // coding it supports that a response declares, advertised or not (measured: a gzip body
+        // sent to an "identity" request arrives decoded). A body that does not decode as declared
+        // fails with CURLE_BAD_CONTENT_ENCODING; encoded bytes never reach the file.
+        easy.set(CURLOPT_ACCEPT_ENCODING, Self.defaultAcceptEncoding)
+        easy.setHeaders(Self.headerLines(user: headers, extra: extraHeaders))
+    }
+
+    /// What every request says in `Accept-Encoding` unless a header line replaces it.
+    static let defaultAcceptEncoding = "identity"
+
+    /// The header lines of one request: the user's, then `extra`, where a field `extra` sets
+    /// replaces the user's lines of that field (so `Accept-Encoding` or `If-Range` is never sent
+    /// twice, and a ranged request's `identity` wins over a user's coding).
+    static func headerLines(user: [String], extra: [String]) -> [String] {
+        let replaced = Set(extra.compactMap(fieldName))
+        return user.filter { line in fieldName(line).map { !replaced.contains($0) } ?? true } + extra
+    }
+
+    /// The lower-cased field name of a `Name: value` line (`Name;` too: libcurl's way of sending
+    /// an empty value), or `nil`.
+    static func fieldName(_ line: String) -> String? {
+        guard let end = line.firstIndex(where: { $0 == ":" || $0 == ";" }) else { return nil }
+        let name = line[..<end].trimmingCharacters()
+        return name.isEmpty ? nil : name.lowercased()
     }
 }
 

@@ -1,28 +1,67 @@
 /// The status line and headers of one HTTP response, collected from libcurl's header callback.
 ///
 /// With redirects followed, libcurl reports every response's headers in turn; a new status line
-/// starts a new head, so what remains describes the final response.
+/// starts a new head, so what remains describes the final response. A head larger than
+/// ``ResponseLimits`` allows is not kept: ``exceededLimits`` is set and later lines are dropped.
 struct ResponseHead: Sendable {
+    /// The status code, `100...999`; 0 until a well-formed status line arrives.
     var status: Int = 0
     /// Header fields by lower-cased name; repeated fields are joined with ", ".
     var fields: [String: String] = [:]
     /// Whether the blank line ending the head has been seen.
     var isComplete = false
+    /// Bytes of this head consumed so far (status line included, CRLFs counted).
+    private(set) var headBytes = 0
+    /// Lines of this head consumed so far (status line included).
+    private(set) var headLines = 0
+    /// Set when a head passed ``ResponseLimits/maximumHeadBytes`` or
+    /// ``ResponseLimits/maximumHeadLines``; stays set, and the response must be refused.
+    private(set) var exceededLimits = false
 
     /// Feeds one raw header line (as libcurl delivers it, with CRLF).
-    mutating func consume(line raw: String) {
-        let line = raw.trimmingASCIIWhitespace()
-        if line.hasPrefix("HTTP/") {
-            self = ResponseHead()
+    /// - Returns: `false` once the head exceeds ``ResponseLimits``: stop reading (the header
+    ///   callback then returns 0, which aborts the transfer).
+    @discardableResult
+    mutating func consume(line raw: String) -> Bool {
+        consume(byteCount: raw.utf8.count, startsNewHead: raw.utf8.starts(with: Self.statusLinePrefix)) { raw }
+    }
+
+    /// Feeds one raw header line straight from libcurl's buffer, decoding it (as UTF-8, invalid
+    /// bytes replaced) only when it is within the limits.
+    @discardableResult
+    mutating func consume(bytes: UnsafeRawBufferPointer) -> Bool {
+        consume(byteCount: bytes.count, startsNewHead: bytes.starts(with: Self.statusLinePrefix)) {
+            String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    private static let statusLinePrefix = Array("HTTP/".utf8)
+
+    private mutating func consume(byteCount: Int, startsNewHead: Bool, _ text: () -> String) -> Bool {
+        // Sticky: a transfer that once sent too much is refused even if another head follows.
+        if exceededLimits { return false }
+        if startsNewHead { self = ResponseHead() }
+        headBytes += byteCount
+        headLines += 1
+        guard headBytes <= ResponseLimits.maximumHeadBytes, headLines <= ResponseLimits.maximumHeadLines else {
+            exceededLimits = true
+            fields = [:]
+            return false
+        }
+        let line = text().trimmingASCIIWhitespace()
+        if startsNewHead {
             let parts = line.split(separator: " ", maxSplits: 2)
-            if parts.count >= 2, let code = Int(parts[1]) { status = code }
-            return
+            if parts.count >= 2, parts[1].utf8.count == 3, parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+               let code = Int(parts[1]), code >= 100 {
+                status = code
+            }
+            return true
         }
         if line.isEmpty {
             isComplete = true
-            return
+            return true
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
+        guard let colon = line.firstIndex(of: ":") else { return true }
         let name = line[..<colon].lowercased()
         let value = String(String(line[line.index(after: colon)...]).trimmingASCIIWhitespace())
         if let existing = fields[name] {
@@ -30,19 +69,59 @@ struct ResponseHead: Sendable {
         } else {
             fields[name] = value
         }
+        return true
     }
 
     subscript(_ name: String) -> String? { fields[name] }
 
-    var contentLength: Int64? { self["content-length"].flatMap { Int64($0) } }
+    /// The body length the server announced, in bytes; `nil` when absent or unusable (see
+    /// ``invalidContentLength``).
+    var contentLength: Int64? { self["content-length"].flatMap(Self.parseContentLength) }
+
+    /// The raw `Content-Length` value when one was sent but is not a usable length: negative,
+    /// not digits, past ``ResponseLimits/maximumContentLength``, or a list of differing values.
+    var invalidContentLength: String? {
+        guard let value = self["content-length"], Self.parseContentLength(value) == nil else { return nil }
+        return value
+    }
+
+    /// Parses a `Content-Length` field value (RFC 9110 8.6: `1*DIGIT`; a list of identical values,
+    /// as left by joining repeated fields, counts as one).
+    static func parseContentLength(_ value: String) -> Int64? {
+        var length: Int64?
+        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let digits = item.trimmingCharacters()
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let parsed = Int64(digits), parsed <= ResponseLimits.maximumContentLength,
+                  length == nil || length == parsed else { return nil }
+            length = parsed
+        }
+        return length
+    }
 
     var contentRange: ContentRange? { self["content-range"].flatMap(ContentRange.init(header:)) }
 
     /// Whether the body is encoded (gzip, br, ...): ranges of an encoded representation are not
     /// ranges of the file.
-    var hasContentEncoding: Bool {
-        guard let encoding = self["content-encoding"]?.lowercased() else { return false }
-        return !encoding.isEmpty && encoding != "identity"
+    var hasContentEncoding: Bool { contentEncoding != nil }
+
+    /// The `Content-Encoding` when it names a coding other than identity (lower-cased).
+    var contentEncoding: String? {
+        guard let encoding = self["content-encoding"]?.trimmingASCIIWhitespace().lowercased(),
+              !encoding.isEmpty, encoding != "identity" else { return nil }
+        return encoding
+    }
+
+    /// Why this head must not be used, whatever its status, or `nil`: too large, or a
+    /// `Content-Length` that is no length.
+    func malformation(url: String) -> DownloadError? {
+        if exceededLimits {
+            return DownloadError(.protocolViolation, "\(url): server sent response headers over \(ResponseLimits.maximumHeadBytes >> 10) KiB or \(ResponseLimits.maximumHeadLines) lines; refusing the response")
+        }
+        if let invalid = invalidContentLength {
+            return DownloadError(.protocolViolation, "\(url): server sent an unusable Content-Length '\(ResponseLimits.quoted(invalid))' (not a byte count up to 4 EiB)")
+        }
+        return nil
     }
 }
 
@@ -58,7 +137,8 @@ public struct ContentRange: Equatable, Sendable {
         self.completeLength = completeLength
     }
 
-    /// Parses the header's value; `nil` when malformed (last < first, non-digits, other units).
+    /// Parses the header's value; `nil` when malformed (last < first, non-digits, other units,
+    /// numbers past ``ResponseLimits/maximumContentLength``).
     public init?(header: String) {
         let value = header.trimmingASCIIWhitespace()
         guard value.lowercased().hasPrefix("bytes ") else { return nil }
@@ -84,8 +164,9 @@ public struct ContentRange: Equatable, Sendable {
     }
 
     private static func digits(_ text: Substring) -> Int64? {
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return Int64(text)
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let value = Int64(text), value <= ResponseLimits.maximumContentLength else { return nil }
+        return value
     }
 }
 

@@ -1,7 +1,8 @@
 import CCurl
 
 /// One in-flight request for (part of) a segment: its easy handle, the response head, and a
-/// small write-coalescing buffer between libcurl's 16 KiB callbacks and `pwrite`.
+/// write-coalescing buffer between libcurl's 16 KiB callbacks and `pwrite`. Full buffers go to
+/// the ``WriteQueue``; the segment counts them as `queued` until the write completes.
 ///
 /// Lives on the engine thread only. libcurl reaches it through the userdata pointer.
 final class SegmentTransfer {
@@ -9,9 +10,13 @@ final class SegmentTransfer {
     let easy: CurlEasy
     /// The byte range asked for; `nil` for a plain (non-ranged) request.
     let requested: ByteRange?
-    private let file: PartialFile
+    private let writer: WriteQueue
+    private let pool: BufferPool
     private let remote: RemoteFile
-    private let buffer: UnsafeMutableRawBufferPointer
+    private var buffer: UnsafeMutableRawBufferPointer
+    /// Where the buffered bytes begin in ``buffer``: the next file offset modulo the file's
+    /// direct-write alignment, so every aligned file offset sits at an aligned address.
+    private var bufferStart = 0
     private(set) var buffered = 0
     var head = ResponseHead()
     private(set) var validated = false
@@ -24,38 +29,34 @@ final class SegmentTransfer {
     /// Bytes delivered by this request so far (for speed estimates and progress resets).
     private(set) var bytesReceived: Int64 = 0
     let startedAt: Double
-    /// Smoothed receive speed in bytes per second; negative until first measured.
-    var bytesPerSecond: Double = -1
-    /// When this transfer first fell far behind its siblings, if it still is.
-    var slowSince: Double?
-    private var speedSample: (time: Double, bytes: Int64)
+    /// Unique per request, for the scheduler's speed records.
+    let id: Int
 
-    init(segment: EngineSegment, requested: ByteRange?, file: PartialFile, remote: RemoteFile,
-         buffer: UnsafeMutableRawBufferPointer, now: Double) {
+    init(id: Int, segment: EngineSegment, requested: ByteRange?, writer: WriteQueue, pool: BufferPool,
+         remote: RemoteFile, now: Double) {
+        self.id = id
         self.segment = segment
         self.requested = requested
-        self.file = file
+        self.writer = writer
+        self.pool = pool
         self.remote = remote
-        self.buffer = buffer
+        self.buffer = pool.take()
         self.easy = CurlEasy()
         self.startedAt = now
-        self.speedSample = (now, 0)
+        alignBuffer()
     }
 
-    /// Folds the bytes since the last sample into ``bytesPerSecond`` (at most once a second).
-    func sampleSpeed(now: Double) {
-        let elapsed = now - speedSample.time
-        guard elapsed >= 1 else { return }
-        let instant = Double(bytesReceived - speedSample.bytes) / elapsed
-        bytesPerSecond = bytesPerSecond < 0 ? instant : (bytesPerSecond + instant) / 2
-        speedSample = (now, bytesReceived)
+    private func alignBuffer() {
+        bufferStart = Int(nextOffset % Int64(PartialFile.directAlignment))
     }
 
     /// The buffer, for the engine to recycle once this transfer is done.
     var recyclableBuffer: UnsafeMutableRawBufferPointer { buffer }
 
     /// Absolute file offset the next received byte belongs at.
-    private var nextOffset: Int64 { segment.state.range.lower + segment.state.written + Int64(buffered) }
+    private var nextOffset: Int64 {
+        segment.state.range.lower + segment.state.written + segment.queued + Int64(buffered)
+    }
 
     /// The engine's `--max-speed` bucket, when there is one.
     var limiter: UnsafeMutablePointer<RateLimiter>?
@@ -77,13 +78,11 @@ final class SegmentTransfer {
         let usable = Int(min(Int64(bytes.count), room))
         var taken = 0
         while taken < usable {
-            let chunk = min(usable - taken, buffer.count - buffered)
-            (buffer.baseAddress! + buffered).copyMemory(from: bytes.baseAddress! + taken, byteCount: chunk)
+            let chunk = min(usable - taken, buffer.count - bufferStart - buffered)
+            (buffer.baseAddress! + bufferStart + buffered).copyMemory(from: bytes.baseAddress! + taken, byteCount: chunk)
             buffered += chunk
             taken += chunk
-            if buffered == buffer.count {
-                guard flush() else { return 0 }
-            }
+            if bufferStart + buffered == buffer.count { flush() }
         }
         bytesReceived += Int64(usable)
         guard usable == bytes.count else {
@@ -98,20 +97,15 @@ final class SegmentTransfer {
         return bytes.count
     }
 
-    /// Writes buffered bytes to the partial file; records a fatal failure and returns false on error.
-    @discardableResult
-    func flush() -> Bool {
-        guard buffered > 0 else { return true }
-        let offset = segment.state.range.lower + segment.state.written
-        do {
-            try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<buffered]), at: offset)
-        } catch {
-            failure = (error.downloadError, true)
-            return false
-        }
-        segment.state.written += Int64(buffered)
+    /// Hands the buffered bytes to the write queue and continues in a fresh buffer.
+    func flush() {
+        guard buffered > 0 else { return }
+        let offset = segment.state.range.lower + segment.state.written + segment.queued
+        writer.submit(buffer, start: bufferStart, count: buffered, at: offset, lane: segment.id, token: segment.id)
+        segment.queued += Int64(buffered)
         buffered = 0
-        return true
+        buffer = pool.take()
+        alignBuffer()
     }
 
     /// Checks the response head against what was asked, once, before any byte is written.
@@ -125,6 +119,7 @@ final class SegmentTransfer {
     private func verdict() -> (error: DownloadError, isFatal: Bool)? {
         let url = remote.finalURL
         let status = head.status
+        if let malformed = head.malformation(url: url) { return (malformed, true) }
         if !(200..<300).contains(status) {
             var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
                                       + (requested.map { " for range \($0.httpRangeSpec)" } ?? ""))
@@ -139,8 +134,9 @@ final class SegmentTransfer {
         if status != 206 {
             return (DownloadError(.rangesNotHonoured, "\(url): server ignored the Range header (HTTP \(status))"), true)
         }
-        if head.hasContentEncoding {
-            return (DownloadError(.protocolViolation, "\(url): server sent Content-Encoding \(head["content-encoding"] ?? "") for a range; ranges of an encoded body are not ranges of the file"), true)
+        if let coding = head.contentEncoding {
+            // Ranges of an encoded body are not ranges of the file: fall back to one decoded stream.
+            return (DownloadError(.rangesNotHonoured, "\(url): server sent Content-Encoding \(coding) for a range; ranges of an encoded body are not ranges of the file"), true)
         }
         guard let contentRange = head.contentRange, contentRange.range == requested,
               contentRange.completeLength == remote.size else {
@@ -184,6 +180,6 @@ func segmentHeaderCallback(
 ) -> Int {
     guard let data, let userdata else { return 0 }
     let transfer = Unmanaged<SegmentTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    transfer.head.consume(line: String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self))
-    return size * count
+    // Returning 0 aborts the transfer: a head past ResponseLimits is not read any further.
+    return transfer.head.consume(bytes: UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
 }

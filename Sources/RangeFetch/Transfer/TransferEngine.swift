@@ -4,7 +4,8 @@ import CCurl
 enum EngineEvent: Sendable {
     /// Bytes of the file received so far (written or buffered), including any resumed prefix.
     /// `contiguousBytes`: the prefix `[0, n)` already passed to `pwrite`.
-    case progress(receivedBytes: Int64, contiguousBytes: Int64, activeConnections: Int)
+    /// `targetConnections`: how many connections the scheduler allows now.
+    case progress(receivedBytes: Int64, contiguousBytes: Int64, activeConnections: Int, targetConnections: Int)
     /// Segment states whose `written` bytes have all been passed to `pwrite`: a handler that
     /// `fdatasync`s the file and then records them keeps the journal truthful.
     case checkpoint([SegmentState])
@@ -37,69 +38,77 @@ struct EngineConfiguration: Sendable {
     var mode: Mode
     /// Where each segment stands; for `.singleStream`, exactly one segment from 0.
     var segments: [SegmentState]
-    var connections: Int
-    var planner: SegmentPlanner
+    /// How many connections, fixed or adaptive (a single stream always has one).
+    var connections: ConnectionPolicy
+    /// A healthy request is not cut so that the new part is shorter than this (bytes).
+    var minimumSplitBytes: Int64
     var request: RequestOptions
     var retry: RetryPolicy
-    /// Per-connection coalescing buffer between libcurl's callbacks and `pwrite`.
-    var writeBufferBytes: Int = 1 << 20
+    /// Per-connection coalescing buffer between libcurl's callbacks and `pwrite`, in bytes.
+    var writeBufferBytes: Int = 256 << 10
     var progressIntervalSeconds: Double = 0.25
     var checkpointIntervalSeconds: Double = 1
-    var hedging = HedgingPolicy()
-}
-
-/// When a connection far slower than its siblings is replaced by a fresh one (slow-tail
-/// hedging): a trickling peer must not hold the whole download hostage.
-struct HedgingPolicy: Sendable {
-    /// A transfer is slow below this fraction of the median speed of the active transfers.
-    var slowFraction = 0.25
-    /// It must stay slow this long (seconds) before it is replaced.
-    var slowForSeconds: Double = 1.5
-    /// New transfers are not judged before this many seconds.
-    var graceSeconds: Double = 2
-    /// Replacing pays only when the slow transfer would need longer than this (seconds).
-    var minimumRemainingSeconds: Double = 2
-    /// A segment is replaced at most this many times.
-    var maximumReplacements = 3
+    /// A checkpoint is also taken once this many more bytes are written (see ``CheckpointPolicy``).
+    var checkpointIntervalBytes: Int64 = 2 << 20
+    /// Seconds between scheduler decisions while transfers run (it is also asked whenever a
+    /// transfer finishes).
+    var decisionIntervalSeconds: Double = 0.02
 }
 
 /// Engine-side record of one segment: its state and the request working on it, if any.
 final class EngineSegment {
+    /// Stable for the segment's life; the scheduler refers to segments by it.
+    let id: Int
     var state: SegmentState
     var transfer: SegmentTransfer?
+    /// Bytes handed to the write queue whose write has not completed yet; they follow
+    /// `state.written` in the file and join it when the write completes.
+    var queued: Int64 = 0
     /// Failed tries since this segment last received a byte.
     var triesWithoutProgress = 0
-    /// Times a slow connection for this segment was replaced.
-    var replacements = 0
     /// The most bytes ever written for this segment: a single stream restarts from zero, so
     /// only passing this mark counts as progress.
     var bestWritten: Int64 = 0
     /// Monotonic time before which it must not be retried.
     var readyAt: Double = 0
 
-    init(state: SegmentState) { self.state = state }
+    init(id: Int, state: SegmentState) {
+        self.id = id
+        self.state = state
+        bestWritten = state.written
+    }
 
+    /// Every byte is in the file.
     var isComplete: Bool { state.isComplete }
+
+    /// The bytes not yet received (neither written, queued nor buffered).
+    var outstanding: ByteRange {
+        let next = state.range.lower + state.written + queued + Int64(transfer?.buffered ?? 0)
+        return ByteRange(min(next, state.range.upper), state.range.upper)
+    }
 }
 
 /// Drives libcurl's multi interface on the calling thread: one easy handle per active segment,
 /// each writing through its ``SegmentTransfer`` into the partial file.
 ///
-/// The plan is dynamic: a connection that finds no unstarted segment takes the second half of
-/// the largest outstanding one (work stealing).
+/// It only carries out decisions: which segment to start, where to split, how many connections
+/// and who is too slow come from a ``TransferScheduler``; when to checkpoint from a
+/// ``CheckpointPolicy``; retry delays from the ``RetryPolicy``.
 final class TransferEngine {
     private let configuration: EngineConfiguration
     private let file: PartialFile
     private let cancellation: CancellationFlag
     private let report: @Sendable (EngineEvent) -> Void
     private let multi = CurlMulti()
+    private let writer: WriteQueue
+    private let pool: BufferPool
+    private var scheduler: TransferScheduler
     private var segments: [EngineSegment]
+    private var segmentsByID: [Int: EngineSegment] = [:]
+    private var nextSegmentID: Int
+    private var nextTransferID = 0
     private var active: [UnsafeMutableRawPointer: SegmentTransfer] = [:]
-    private var spareBuffers: [UnsafeMutableRawBufferPointer] = []
     private var failuresWithoutProgress = 0
-    /// Average speeds of recently finished transfers: the yardstick for the last straggler,
-    /// which has no active siblings left to compare with.
-    private var finishedSpeeds: [Double] = []
     /// `--max-speed`: one bucket for all transfers; transfers point at it (engine thread only).
     private let limiter: UnsafeMutablePointer<RateLimiter>?
     private var randomState = SystemRandomNumberGenerator()
@@ -110,18 +119,27 @@ final class TransferEngine {
         self.file = file
         self.cancellation = cancellation
         self.report = report
-        self.segments = configuration.segments.map(EngineSegment.init)
+        segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
+        for segment in segments { segmentsByID[segment.id] = segment }
+        nextSegmentID = segments.count
+        pool = BufferPool(flushBytes: configuration.writeBufferBytes)
+        writer = WriteQueue(file: file, pool: pool, wake: { [multi] in multi.wakeup() })
+        let ranged = configuration.mode == .ranged
+        var tuning = TransferScheduler.Tuning()
+        tuning.minimumSplitBytes = configuration.minimumSplitBytes
+        scheduler = TransferScheduler(connections: ranged ? configuration.connections : .fixed(1), splittable: ranged,
+                                      tuning: tuning)
         if let rate = configuration.request.maximumBytesPerSecond {
             limiter = .allocate(capacity: 1)
             limiter?.initialize(to: RateLimiter(bytesPerSecond: rate, now: MonotonicTime.now()))
         } else {
             limiter = nil
         }
-        for segment in segments { segment.bestWritten = segment.state.written }
     }
 
     deinit {
-        for buffer in spareBuffers { buffer.deallocate() }
+        // Lanes may still hold buffers of an aborted run: they must finish before the pool goes.
+        writer.waitUntilIdle()
         limiter?.deinitialize(count: 1)
         limiter?.deallocate()
     }
@@ -131,6 +149,9 @@ final class TransferEngine {
     var segmentStates: [SegmentState] {
         segments.map(\.state).sorted { $0.range.lower < $1.range.lower }
     }
+
+    /// Connections the scheduler allows now.
+    var targetConnections: Int { scheduler.targetConnections }
 
     /// Runs until every segment is complete; throws on a fatal failure, an exhausted retry
     /// budget or cancellation. Either way all buffered bytes are written before it returns.
@@ -146,40 +167,72 @@ final class TransferEngine {
     }
 
     private func loop() throws(DownloadError) {
+        let begin = MonotonicTime.now()
         var nextProgress = 0.0
-        var nextCheckpoint = MonotonicTime.now() + configuration.checkpointIntervalSeconds
+        var nextDecision = 0.0
+        var checkpoints = CheckpointPolicy(now: begin, writtenBytes: segments.reduce(0) { $0 + $1.state.written },
+                                           intervalSeconds: configuration.checkpointIntervalSeconds,
+                                           intervalBytes: configuration.checkpointIntervalBytes)
         while true {
             if cancellation.isCancelled { throw .cancelled() }
-            let now = MonotonicTime.now()
-            schedule(now: now)
+            var now = MonotonicTime.now()
+            if now >= nextDecision {
+                decide(now: now)
+                nextDecision = now + configuration.decisionIntervalSeconds
+            }
             resumePausedTransfers(now: now)
             multi.perform()
+            try takeCompletedWrites()
             let finished = multi.completedTransfers()
             for (handle, result) in finished {
                 guard let transfer = active.removeValue(forKey: handle) else { continue }
                 try complete(transfer, result: result)
             }
-            // Refill freed connections now, not after the next poll's wait.
-            if !finished.isEmpty { schedule(now: MonotonicTime.now()) }
+            if !finished.isEmpty {
+                // Refill freed connections now, not after the next poll's wait.
+                now = MonotonicTime.now()
+                decide(now: now)
+                nextDecision = now + configuration.decisionIntervalSeconds
+            }
             if active.isEmpty && segments.allSatisfy(\.isComplete) {
-                report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix, activeConnections: 0))
+                report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix,
+                                 activeConnections: 0, targetConnections: scheduler.targetConnections))
                 return
             }
             if now >= nextProgress {
-                replaceSlowTransfers(now: now)
-                report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix, activeConnections: active.count))
+                report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix,
+                                 activeConnections: active.count, targetConnections: scheduler.targetConnections))
                 nextProgress = now + configuration.progressIntervalSeconds
             }
-            if now >= nextCheckpoint {
+            if checkpoints.shouldCheckpoint(now: now, writtenBytes: writtenBytes) {
                 report(.checkpoint(segmentStates))
-                nextCheckpoint = now + configuration.checkpointIntervalSeconds
             }
-            multi.poll(timeoutMilliseconds: pollTimeoutMilliseconds(now: now))
+            multi.poll(timeoutMilliseconds: pollTimeoutMilliseconds(now: now, nextDecision: nextDecision))
         }
     }
 
     private var receivedBytes: Int64 {
-        segments.reduce(0) { $0 + $1.state.written + Int64($1.transfer?.buffered ?? 0) }
+        segments.reduce(0) { $0 + $1.state.written + $1.queued + Int64($1.transfer?.buffered ?? 0) }
+    }
+
+    /// Counts finished writes as written and takes their buffers back; throws the first failed
+    /// write (a full disk, an I/O error).
+    private func takeCompletedWrites() throws(DownloadError) {
+        var failure: SystemCallError?
+        for completion in writer.takeCompleted() {
+            guard let segment = segmentsByID[completion.token] else { continue }
+            segment.queued -= Int64(completion.bytes)
+            if let error = completion.error {
+                failure = failure ?? error
+            } else {
+                segment.state.written += Int64(completion.bytes)
+            }
+        }
+        if let failure { throw failure.downloadError }
+    }
+
+    private var writtenBytes: Int64 {
+        segments.reduce(0) { $0 + $1.state.written }
     }
 
     /// Refills the `--max-speed` bucket and resumes transfers it paused.
@@ -192,50 +245,77 @@ final class TransferEngine {
         }
     }
 
-    private func pollTimeoutMilliseconds(now: Double) -> Int32 {
+    /// Longest poll wait, milliseconds: without socket activity the loop still wakes for
+    /// scheduler decisions, retries and `--max-speed` refills.
+    private static let idlePollMilliseconds: Double = 100
+
+    private func pollTimeoutMilliseconds(now: Double, nextDecision: Double) -> Int32 {
         if active.values.contains(where: \.isPaused) { return 5 }
-        var waiting: Double?
+        var wake = min(now + Self.idlePollMilliseconds / 1000, nextDecision)
         for segment in segments where segment.transfer == nil && !segment.isComplete && segment.readyAt > now {
-            waiting = min(waiting ?? segment.readyAt, segment.readyAt)
+            wake = min(wake, segment.readyAt)
         }
-        guard let waiting else { return 100 }
-        return Int32(max(1, min(100, (waiting - now) * 1000)))
+        return Int32(max(1, min(Self.idlePollMilliseconds, (wake - now) * 1000)))
     }
 
-    // MARK: Scheduling
+    // MARK: Carrying out the scheduler's decisions
 
-    private func schedule(now: Double) {
-        while active.count < configuration.connections {
-            if let next = segments.first(where: { $0.transfer == nil && !$0.isComplete && $0.readyAt <= now }) {
-                start(next, now: now)
-            } else if configuration.mode == .ranged, let stolen = stealLargestTail() {
-                segments.append(stolen)
-                start(stolen, now: now)
-            } else {
-                return
+    private func decide(now: Double) {
+        var view: [SchedulerSegment] = []
+        view.reserveCapacity(segments.count)
+        for segment in segments where !segment.isComplete {
+            let transfer = segment.transfer.map {
+                SchedulerTransfer(id: $0.id, startedAt: $0.startedAt, receivedBytes: $0.bytesReceived)
+            }
+            view.append(SchedulerSegment(id: segment.id, outstanding: segment.outstanding, transfer: transfer,
+                                         readyAt: segment.readyAt))
+        }
+        for action in scheduler.decide(now: now, segments: view, receivedBytes: receivedBytes) {
+            switch action {
+            case .start(let id):
+                if let segment = segment(id), segment.transfer == nil { start(segment, now: now) }
+            case .split(let id, let offset):
+                if let segment = segment(id) { split(segment, at: offset, now: now) }
             }
         }
     }
 
-    /// Splits the active segment with the most bytes outstanding and returns its second half
-    /// as a new segment, or `nil` when no segment is worth splitting.
-    private func stealLargestTail() -> EngineSegment? {
-        let candidates = active.values.map { transfer -> (SegmentTransfer, ByteRange) in
-            let next = transfer.segment.state.range.lower + transfer.segment.state.written + Int64(transfer.buffered)
-            return (transfer, ByteRange(min(next, transfer.segment.state.range.upper), transfer.segment.state.range.upper))
+    private func segment(_ id: Int) -> EngineSegment? {
+        segmentsByID[id]
+    }
+
+    /// Cuts a busy segment at `offset` and starts its tail on a new connection. A cut at the
+    /// request's current position cancels that request: the new one takes over.
+    private func split(_ segment: EngineSegment, at offset: Int64, now: Double) {
+        guard let transfer = segment.transfer else { return }
+        let cut = max(offset, segment.outstanding.lower)
+        guard cut < segment.state.range.upper else { return }
+        let tail = EngineSegment(id: nextSegmentID, state: SegmentState(range: ByteRange(cut, segment.state.range.upper)))
+        nextSegmentID += 1
+        if cut == segment.outstanding.lower {
+            let speed = Double(transfer.bytesReceived) / max(now - transfer.startedAt, 0.001)
+            report(.warning("connection for bytes \(segment.outstanding.httpRangeSpec) was slow (\(ByteCount.format(Int64(speed)))/s on average); a fresh connection took over"))
+            detach(transfer)
         }
-        guard let (victim, outstanding) = candidates.max(by: { $0.1.count < $1.1.count }),
-              let split = configuration.planner.stealPoint(remaining: outstanding) else { return nil }
-        let tail = ByteRange(split, victim.segment.state.range.upper)
-        victim.segment.state.range.upper = split
-        return EngineSegment(state: SegmentState(range: tail))
+        segment.state.range.upper = cut
+        segments.append(tail)
+        segmentsByID[tail.id] = tail
+        start(tail, now: now)
     }
 
     private func start(_ segment: EngineSegment, now: Double) {
-        let requested: ByteRange? = configuration.mode == .ranged ? segment.state.remaining : nil
-        if configuration.mode == .singleStream { segment.state.written = 0 }
-        let transfer = SegmentTransfer(segment: segment, requested: requested, file: file, remote: configuration.remote,
-                                       buffer: takeBuffer(), now: now)
+        let requested: ByteRange? = configuration.mode == .ranged ? segment.outstanding : nil
+        if configuration.mode == .singleStream {
+            // A single stream starts again from byte 0: earlier writes must land first.
+            if segment.queued > 0 {
+                writer.waitUntilIdle()
+                try? takeCompletedWrites()
+            }
+            segment.state.written = 0
+        }
+        nextTransferID += 1
+        let transfer = SegmentTransfer(id: nextTransferID, segment: segment, requested: requested, writer: writer,
+                                       pool: pool, remote: configuration.remote, now: now)
         var extraHeaders: [String] = []
         if let requested {
             transfer.easy.set(CURLOPT_RANGE, requested.httpRangeSpec)
@@ -260,8 +340,8 @@ final class TransferEngine {
         multi.remove(transfer.easy)
         segment.transfer = nil
         if transfer.head.status != 0 { transfer.validateHead() }
-        transfer.flush()
-        spareBuffers.append(transfer.recyclableBuffer)
+        if transfer.failure == nil { transfer.flush() }
+        pool.give(transfer.recyclableBuffer)
         if segment.state.written > segment.bestWritten {
             segment.bestWritten = segment.state.written
             segment.triesWithoutProgress = 0
@@ -270,29 +350,32 @@ final class TransferEngine {
         if transfer.overlong {
             report(.warning("\(configuration.remote.finalURL): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
         }
-        let duration = MonotonicTime.now() - transfer.startedAt
-        if transfer.failure == nil && duration >= 0.25 && transfer.bytesReceived >= 256 << 10 {
-            finishedSpeeds.append(Double(transfer.bytesReceived) / duration)
-            if finishedSpeeds.count > 16 { finishedSpeeds.removeFirst() }
-        }
         if let failure = transfer.failure {
             if failure.isFatal { throw failure.error }
+            if case .httpStatus(let status) = failure.error.code, status == 429 || status == 503 {
+                scheduler.notePushback()
+            }
             try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds)
             return
         }
-        if segment.isComplete { return }
+        if segment.outstanding.isEmpty { return }
         if configuration.mode == .singleStream && configuration.remote.size == nil && result == CURLE_OK {
             // Unknown length: the end of a successful body is the end of the file.
-            segment.state.range.upper = segment.state.range.lower + segment.state.written
+            segment.state.range.upper = segment.state.range.lower + segment.state.written + segment.queued
             return
         }
         let error: DownloadError
         if result == CURLE_OK {
             error = DownloadError(.protocolViolation, "\(configuration.remote.finalURL): connection closed after \(transfer.bytesReceived) of \(transfer.requested?.count ?? segment.state.range.count) bytes")
         } else {
-            error = TransferFailure.curl(result, url: configuration.remote.finalURL, detail: nil)
+            let url = configuration.remote.finalURL
+            error = TransferFailure.responseHead(result, head: transfer.head, detail: transfer.easy.errorDetail, url: url)
+                ?? TransferFailure.curl(result, url: url, detail: transfer.easy.errorDetail)
         }
         guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
+        if result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0) {
+            scheduler.notePushback()
+        }
         try retry(segment, after: error, retryAfter: nil)
     }
 
@@ -300,18 +383,22 @@ final class TransferEngine {
         segment.triesWithoutProgress += 1
         failuresWithoutProgress += 1
         let tries = segment.triesWithoutProgress
-        if tries >= configuration.retry.maximumTries || failuresWithoutProgress >= configuration.retry.maximumTries + configuration.connections {
+        if tries >= configuration.retry.maximumTries
+            || failuresWithoutProgress >= configuration.retry.maximumTries + configuration.connections.maximum {
             throw DownloadError(error.code, "\(error.message) — gave up after \(tries) tries")
         }
         let jitter = Double.random(in: 0...1, using: &randomState)
         let delay = configuration.retry.delay(beforeRetry: tries, retryAfterSeconds: retryAfter, jitter: jitter)
         segment.readyAt = MonotonicTime.now() + delay
-        report(.retrying(RetryNotice(remaining: segment.state.remaining, retry: tries, delaySeconds: delay, reason: error.message)))
+        report(.retrying(RetryNotice(remaining: segment.outstanding, retry: tries, delaySeconds: delay, reason: error.message)))
     }
 
-    /// Aborts every transfer, keeping the valid bytes each had buffered.
+    /// Aborts every transfer, keeping the valid bytes each had buffered, and waits for every
+    /// queued write, so ``segmentStates`` counts all of them.
     private func stopAll() {
         for transfer in active.values { detach(transfer) }
+        writer.waitUntilIdle()
+        try? takeCompletedWrites()
     }
 
     /// Removes a transfer from the multi handle mid-flight, keeping its valid buffered bytes.
@@ -320,43 +407,7 @@ final class TransferEngine {
         multi.remove(transfer.easy)
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil
-        spareBuffers.append(transfer.recyclableBuffer)
+        pool.give(transfer.recyclableBuffer)
         active.removeValue(forKey: transfer.easy.handle)
-    }
-
-    // MARK: Slow-tail hedging
-
-    /// Replaces connections that stay far slower than the median of their siblings.
-    private func replaceSlowTransfers(now: Double) {
-        guard configuration.mode == .ranged else { return }
-        let policy = configuration.hedging
-        for transfer in active.values { transfer.sampleSpeed(now: now) }
-        let judged = active.values.filter { now - $0.startedAt >= policy.graceSeconds && $0.bytesPerSecond >= 0 }
-        let speeds = (judged.map(\.bytesPerSecond) + finishedSpeeds).sorted()
-        guard !judged.isEmpty, speeds.count >= 2 else { return }
-        let median = speeds[speeds.count / 2]
-        guard median > 0 else { return }
-        for transfer in judged {
-            guard transfer.bytesPerSecond < median * policy.slowFraction else {
-                transfer.slowSince = nil
-                continue
-            }
-            let since = transfer.slowSince ?? now
-            transfer.slowSince = since
-            let segment = transfer.segment
-            let remaining = segment.state.remaining.count - Int64(transfer.buffered)
-            let secondsLeft = Double(remaining) / max(transfer.bytesPerSecond, 1)
-            guard now - since >= policy.slowForSeconds, secondsLeft > policy.minimumRemainingSeconds,
-                  segment.replacements < policy.maximumReplacements else { continue }
-            segment.replacements += 1
-            detach(transfer)
-            segment.readyAt = now
-            report(.warning("connection for bytes \(segment.state.remaining.httpRangeSpec) ran at \(ByteCount.format(Int64(transfer.bytesPerSecond)))/s against a median of \(ByteCount.format(Int64(median)))/s; replaced it with a fresh one"))
-        }
-    }
-
-    private func takeBuffer() -> UnsafeMutableRawBufferPointer {
-        spareBuffers.popLast()
-            ?? UnsafeMutableRawBufferPointer.allocate(byteCount: configuration.writeBufferBytes, alignment: 4096)
     }
 }

@@ -59,6 +59,10 @@ final class FaultServer {
             var if_range: String?
             var status: Int
             var bytes: Int64
+            /// The request's `Accept-Encoding`, `nil` when it sent none.
+            var accept_encoding: String?
+            /// How many `Accept-Encoding` lines the request carried.
+            var accept_encoding_lines: Int
         }
         var requests: Int
         var body_bytes: Int64

@@ -1,0 +1,119 @@
+/// How many connections a download may have at once: a fixed number (`-n 8`), or found while it
+/// runs (`-n auto`).
+///
+/// Adaptive: start with ``AdaptiveGrowth/initialConnections``; once every connection has
+/// delivered its first byte, measure the aggregate rate over a window; double the count while the
+/// last doubling bought at least ``AdaptiveGrowth/usefulGainFraction`` of the linear gain (a
+/// per-connection cap shows as linear growth); when a step bought too little, go back to the
+/// previous count (if it bought nothing) or keep it, and settle. A server that pushes back (429,
+/// 503, refused or reset connections) settles it below the count that provoked it. Never above
+/// ``maximum``.
+///
+/// A pure value: fed the clock and byte counts, it answers with the count. No sockets.
+struct ConnectionPolicy: Sendable {
+    /// Tuning of the adaptive search.
+    struct AdaptiveGrowth: Sendable, Equatable {
+        var initialConnections = 4
+        /// Shortest measurement window per step, seconds.
+        var minimumWindowSeconds = 0.1
+        /// The window is at least this many connection set-up times (time to first byte), so a
+        /// long round trip gets a proportionally longer look.
+        var windowInSetupTimes = 6.0
+        /// A doubling must raise the aggregate rate by at least this fraction of the ideal
+        /// (linear) gain to be worth another doubling.
+        var usefulGainFraction = 0.5
+        /// Below this gain (rate after / rate before) the added connections bought nothing and
+        /// are given back.
+        var uselessGain = 1.08
+    }
+
+    enum Mode: Sendable, Equatable {
+        case fixed
+        case adaptive(AdaptiveGrowth)
+    }
+
+    let mode: Mode
+    /// Upper bound on ``target``.
+    let maximum: Int
+    /// Connections allowed now.
+    private(set) var target: Int
+    /// No more growth: the count was found (or fixed).
+    private(set) var isSettled: Bool
+
+    /// The measurement under way for the current count.
+    private var window: (start: Double, bytes: Int64)?
+    /// The aggregate rate and count of the previous step, bytes per second.
+    private var previous: (rate: Double, count: Int)?
+
+    /// A fixed number of connections.
+    static func fixed(_ connections: Int) -> ConnectionPolicy {
+        ConnectionPolicy(mode: .fixed, maximum: connections, target: connections, isSettled: true)
+    }
+
+    /// Adaptive, from `growth.initialConnections` up to `maximum`.
+    static func adaptive(maximum: Int, growth: AdaptiveGrowth = AdaptiveGrowth()) -> ConnectionPolicy {
+        let start = min(maximum, growth.initialConnections)
+        return ConnectionPolicy(mode: .adaptive(growth), maximum: maximum, target: start, isSettled: start >= maximum)
+    }
+
+    private init(mode: Mode, maximum: Int, target: Int, isSettled: Bool) {
+        self.mode = mode
+        self.maximum = maximum
+        self.target = target
+        self.isSettled = isSettled
+    }
+
+    var isAdaptive: Bool { if case .adaptive = mode { true } else { false } }
+
+    /// Feeds one observation; may change ``target``.
+    /// - Parameters:
+    ///   - receivedBytes: bytes received by the whole download so far (monotonic).
+    ///   - streaming: active transfers that have delivered at least one byte.
+    ///   - setupSeconds: typical time from a request to its first byte.
+    ///   - workLeft: whether enough work remains to feed more connections.
+    mutating func observe(now: Double, receivedBytes: Int64, streaming: Int, setupSeconds: Double, workLeft: Bool) {
+        guard case .adaptive(let growth) = mode, !isSettled else { return }
+        guard workLeft else {
+            isSettled = true
+            return
+        }
+        // Measure only once the current count is up and streaming: connections still opening
+        // would make the step look worse than it is.
+        guard streaming >= target else {
+            window = nil
+            return
+        }
+        guard let started = window else {
+            window = (now, receivedBytes)
+            return
+        }
+        let length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * setupSeconds)
+        guard now - started.start >= length else { return }
+        let rate = Double(receivedBytes - started.bytes) / (now - started.start)
+        window = nil
+        if let previous {
+            let gain = previous.rate > 0 ? rate / previous.rate : 2
+            let ideal = Double(target) / Double(previous.count)
+            if gain < growth.uselessGain {
+                target = previous.count
+                isSettled = true
+                return
+            }
+            if gain - 1 < growth.usefulGainFraction * (ideal - 1) {
+                isSettled = true
+                return
+            }
+        }
+        previous = (rate, target)
+        target = min(maximum, target * 2)
+        if target >= maximum { isSettled = true }
+    }
+
+    /// The server pushed back (429, 503, a refused or reset connection): stop growing, and give
+    /// up one connection for each push (never below one).
+    mutating func pushback() {
+        guard isAdaptive else { return }
+        isSettled = true
+        target = max(1, target - 1)
+    }
+}

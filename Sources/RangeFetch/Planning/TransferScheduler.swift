@@ -1,0 +1,262 @@
+/// A segment as the scheduler sees it: what is still to fetch and who, if anyone, fetches it.
+struct SchedulerSegment: Sendable, Equatable {
+    var id: Int
+    /// Bytes neither written nor buffered yet.
+    var outstanding: ByteRange
+    /// The request working on it, if any.
+    var transfer: SchedulerTransfer?
+    /// Monotonic time before which it must not be (re)started (retry backoff).
+    var readyAt: Double = 0
+
+    init(id: Int, outstanding: ByteRange, transfer: SchedulerTransfer? = nil, readyAt: Double = 0) {
+        self.id = id
+        self.outstanding = outstanding
+        self.transfer = transfer
+        self.readyAt = readyAt
+    }
+}
+
+/// One in-flight request, as the scheduler sees it.
+struct SchedulerTransfer: Sendable, Equatable {
+    /// Unique per request (a replacement gets a new one).
+    var id: Int
+    var startedAt: Double
+    /// Body bytes this request has delivered so far.
+    var receivedBytes: Int64
+}
+
+/// What the engine should do next on libcurl.
+enum SchedulerAction: Sendable, Equatable {
+    /// Start the idle segment on a connection.
+    case start(segment: Int)
+    /// Cut the busy segment at `offset`: its request keeps `[.., offset)`, and `[offset, end)`
+    /// becomes a new segment started on another connection. When `offset` is where the request
+    /// stands now, it is cancelled: the new connection takes over the whole rest (a slow or
+    /// stalled connection is replaced, whatever the size of its rest).
+    case split(segment: Int, at: Int64)
+}
+
+/// The download's decisions, as a pure value fed segment states, byte counts and an explicit
+/// clock: which segment next, where to split, how many connections, who is too slow. The engine
+/// carries its actions out on libcurl; tests drive it with simulated links in milliseconds.
+///
+/// - **Order**: idle segments start lowest offset first.
+/// - **Stealing**: a free connection with no idle segment left cuts the busy segment that would
+///   finish last where both halves finish together, given each side's speed and a new
+///   connection's set-up time. A fast victim keeps about half; a slow one keeps almost nothing;
+///   a stalled one is cancelled outright (first request to move wins, never the other way).
+/// - **Yardstick**: speeds are judged against the download's own best rate per connection
+///   (aggregate bytes per second over a window divided by streaming connections), not against
+///   sibling averages: with only slow connections left, they are still slow.
+/// - **Slow connections** at full capacity: one under ``Tuning/slowFraction`` of the yardstick for
+///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection.
+/// - **Connection count**: ``ConnectionPolicy``.
+struct TransferScheduler: Sendable {
+    /// Named tuning numbers (seconds and bytes).
+    struct Tuning: Sendable, Equatable {
+        /// Speeds are sampled over windows at least this long, seconds.
+        var sampleSeconds = 0.05
+        /// A request is not judged before this long after its start, seconds…
+        var judgeAfterSeconds = 0.15
+        /// …nor before this many set-up times.
+        var judgeAfterSetupTimes = 5.0
+        /// Slow: under this fraction of the yardstick.
+        var slowFraction = 0.25
+        /// Slow this long (seconds) before a connection is replaced while all are busy.
+        var slowForSeconds = 0.5
+        /// A split must bring the end forward by at least this long (seconds)…
+        var minimumGainSeconds = 0.02
+        /// …and by this many set-up times.
+        var minimumGainSetupTimes = 2.0
+        /// A healthy request is not cut so that the new part is shorter than this many bytes.
+        var minimumSplitBytes: Int64 = 128 << 10
+        /// Split points are rounded down to this many bytes (the file's write alignment).
+        var splitAlignmentBytes: Int64 = 4096
+        /// Set-up time assumed before one is measured, seconds.
+        var defaultSetupSeconds = 0.05
+    }
+
+    var tuning = Tuning()
+    private(set) var connections: ConnectionPolicy
+    /// Whether segments may be split (ranged downloads); a single stream cannot be.
+    let splittable: Bool
+
+    /// Per-request speed state, by request id.
+    private var rates: [Int: RequestRate] = [:]
+    /// The best aggregate rate per streaming connection seen so far, bytes per second.
+    private(set) var bestRatePerConnection: Double = 0
+    /// Typical time from a request's start to its first byte, seconds (smoothed).
+    private(set) var setupSeconds: Double?
+    private var aggregateSample: (time: Double, bytes: Int64)?
+
+    private struct RequestRate: Sendable {
+        var sample: (time: Double, bytes: Int64)
+        /// Bytes per second over the recent windows; `nil` until a window has passed.
+        var bytesPerSecond: Double?
+        var firstByteAt: Double?
+        var slowSince: Double?
+    }
+
+    init(connections: ConnectionPolicy, splittable: Bool, tuning: Tuning = Tuning()) {
+        self.connections = connections
+        self.splittable = splittable
+        self.tuning = tuning
+    }
+
+    /// Connections allowed now.
+    var targetConnections: Int { connections.target }
+
+    /// The server pushed back; see ``ConnectionPolicy/pushback()``.
+    mutating func notePushback() { connections.pushback() }
+
+    /// Decides what to start or split now.
+    /// - Parameters:
+    ///   - segments: every segment not yet complete, busy or idle.
+    ///   - receivedBytes: bytes received by the whole download so far (monotonic).
+    mutating func decide(now: Double, segments: [SchedulerSegment], receivedBytes: Int64) -> [SchedulerAction] {
+        let busy = segments.compactMap { segment in segment.transfer.map { (segment, $0) } }
+        observe(now: now, busy: busy, receivedBytes: receivedBytes)
+        let idle = segments.filter { $0.transfer == nil && !$0.outstanding.isEmpty }
+        connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
+                            setupSeconds: setup, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
+
+        var actions: [SchedulerAction] = []
+        var free = connections.target - busy.count
+        for segment in idle.sorted(by: { $0.outstanding.lower < $1.outstanding.lower }) where free > 0 && segment.readyAt <= now {
+            actions.append(.start(segment: segment.id))
+            free -= 1
+        }
+        guard splittable else { return actions }
+        // Every ready idle segment has a connection; steal for the rest. A segment waiting out a
+        // retry backoff keeps its bytes (its retry is scheduled).
+        var candidates = busy.map { (segment: $0.0, transfer: $0.1) }
+        while free > 0, let (index, offset) = bestSplit(candidates, now: now) {
+            actions.append(.split(segment: candidates[index].segment.id, at: offset))
+            candidates[index].segment.outstanding = ByteRange(candidates[index].segment.outstanding.lower, offset)
+            free -= 1
+        }
+        // At full capacity a slow connection is swapped for a fresh one.
+        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) {
+            if !actions.contains(where: { if case .split(segment.id, _) = $0 { true } else { false } }) {
+                actions.append(.split(segment: segment.id, at: segment.outstanding.lower))
+                rates[transfer.id]?.slowSince = nil
+            }
+        }
+        return actions
+    }
+
+    // MARK: Measuring
+
+    private var setup: Double { setupSeconds ?? tuning.defaultSetupSeconds }
+
+    private mutating func observe(now: Double, busy: [(SchedulerSegment, SchedulerTransfer)], receivedBytes: Int64) {
+        var seen = Set<Int>()
+        for (_, transfer) in busy {
+            seen.insert(transfer.id)
+            var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0))
+            if rate.firstByteAt == nil, transfer.receivedBytes > 0 {
+                rate.firstByteAt = now
+                let measured = now - transfer.startedAt
+                setupSeconds = setupSeconds.map { 0.75 * $0 + 0.25 * measured } ?? measured
+            }
+            let elapsed = now - rate.sample.time
+            if let first = rate.firstByteAt, elapsed >= tuning.sampleSeconds {
+                // Measure from the first byte: set-up time is not slowness.
+                let from = max(rate.sample.time, first == now ? now : rate.sample.time)
+                let instant = Double(transfer.receivedBytes - rate.sample.bytes) / max(now - from, tuning.sampleSeconds)
+                rate.bytesPerSecond = rate.bytesPerSecond.map { 0.5 * $0 + 0.5 * instant } ?? instant
+                rate.sample = (now, transfer.receivedBytes)
+            } else if rate.firstByteAt == nil, elapsed >= tuning.sampleSeconds {
+                rate.bytesPerSecond = 0
+            }
+            rates[transfer.id] = rate
+        }
+        rates = rates.filter { seen.contains($0.key) }
+
+        let streaming = busy.filter { $0.1.receivedBytes > 0 }.count
+        if let last = aggregateSample {
+            let elapsed = now - last.time
+            if elapsed >= max(2 * tuning.sampleSeconds, 2 * setup) {
+                if streaming > 0 {
+                    let perConnection = Double(receivedBytes - last.bytes) / elapsed / Double(streaming)
+                    bestRatePerConnection = max(bestRatePerConnection, perConnection)
+                }
+                aggregateSample = (now, receivedBytes)
+            }
+        } else {
+            aggregateSample = (now, receivedBytes)
+        }
+        for (_, transfer) in busy {
+            guard var rate = rates[transfer.id] else { continue }
+            if isJudged(transfer, now: now), let speed = rate.bytesPerSecond, speed < tuning.slowFraction * bestRatePerConnection {
+                rate.slowSince = rate.slowSince ?? now
+            } else {
+                rate.slowSince = nil
+            }
+            rates[transfer.id] = rate
+        }
+    }
+
+    private func isJudged(_ transfer: SchedulerTransfer, now: Double) -> Bool {
+        now - transfer.startedAt >= max(tuning.judgeAfterSeconds, tuning.judgeAfterSetupTimes * setup)
+    }
+
+    /// The speed to plan a request's rest with: measured once judged, else the yardstick.
+    private func expectedRate(_ transfer: SchedulerTransfer, now: Double) -> Double {
+        if isJudged(transfer, now: now), let measured = rates[transfer.id]?.bytesPerSecond { return measured }
+        return bestRatePerConnection
+    }
+
+    private func isPersistentlySlow(_ transfer: SchedulerTransfer, now: Double) -> Bool {
+        guard let since = rates[transfer.id]?.slowSince else { return false }
+        return now - since >= tuning.slowForSeconds
+    }
+
+    // MARK: Splitting
+
+    /// The busy segment whose cut brings the end of the download forward the most, and where to
+    /// cut it; `nil` when no cut is worth a new connection.
+    private func bestSplit(_ candidates: [(segment: SchedulerSegment, transfer: SchedulerTransfer)], now: Double) -> (Int, Int64)? {
+        let fresh = bestRatePerConnection
+        var best: (index: Int, offset: Int64, finish: Double)?
+        for (index, candidate) in candidates.enumerated() {
+            let rest = candidate.segment.outstanding
+            guard !rest.isEmpty else { continue }
+            let speed = expectedRate(candidate.transfer, now: now)
+            let finish = speed > 0 ? Double(rest.count) / speed : .infinity
+            guard let offset = splitPoint(rest, victimRate: speed, freshRate: fresh) else { continue }
+            if best == nil || finish > best!.finish { best = (index, offset, finish) }
+        }
+        return best.map { ($0.index, $0.offset) }
+    }
+
+    /// Where to cut `rest` so that its current request (at `victimRate`) and a new connection (at
+    /// `freshRate`, after the set-up time) finish together; `nil` when the cut gains too little.
+    ///
+    /// The victim keeps `x` bytes with `x / v = t0 + (R - x) / f`, so `x = v (t0 f + R) / (v + f)`.
+    func splitPoint(_ rest: ByteRange, victimRate v: Double, freshRate f: Double) -> Int64? {
+        let total = Double(rest.count)
+        let t0 = setup
+        let keep: Double
+        if f <= 0 {
+            // Nothing measured yet: halve.
+            keep = total / 2
+        } else if v <= 0 {
+            keep = 0
+        } else {
+            keep = min(total, v * (t0 * f + total) / (v + f))
+        }
+        let gain = (v > 0 ? total / v : .infinity) - (v > 0 ? keep / v : t0 + total / max(f, 1))
+        guard gain >= max(tuning.minimumGainSeconds, tuning.minimumGainSetupTimes * t0) else { return nil }
+        let slow = v < tuning.slowFraction * f
+        var offset = rest.lower + Int64(keep)
+        if offset > rest.lower {
+            let aligned = offset / tuning.splitAlignmentBytes * tuning.splitAlignmentBytes
+            if aligned > rest.lower { offset = aligned }
+        }
+        guard offset < rest.upper else { return nil }
+        // A healthy request is not cut into crumbs; a slow one is taken over whatever its size.
+        if !slow && rest.upper - offset < tuning.minimumSplitBytes { return nil }
+        return offset
+    }
+}
