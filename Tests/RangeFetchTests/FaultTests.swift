@@ -105,7 +105,7 @@ final class FaultTests {
         let replaced = Locked(false)
         _ = try await download(server.dataURL(size: size, name: "slow.bin", "rate=1000000&trickle=10000&trickleoffset=\(size / 3)&tricklecount=1"),
                                connections: 8, events: { event in
-            if case .warning(let message) = event, message.contains("replaced") { replaced.withLock { $0 = true } }
+            if case .warning(let message) = event, message.contains("took over") { replaced.withLock { $0 = true } }
         })
         let slow = clock.now - start
         try expectExactFile(size: size)

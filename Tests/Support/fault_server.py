@@ -72,11 +72,16 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   trickle=BPS         send the body at BPS bytes/second (about 20 writes a second) ...
   trickleoffset=X     ... only for answers to a range that starts at X (a 200 counts as 0) ...
   tricklecount=K      ... only for the first K matching responses (default: all).
+  trickleevery=K      ... only on every K-th TCP connection the server accepts (a peer that
+                      shapes some connections, whatever range they ask for).
   rate=BPS            send every body at BPS bytes/second (trickle, when it applies, wins if slower).
   stall=S             after min(16 KiB, half the body) body bytes, stop sending for S seconds
                       (float; connection kept open), then carry on ...
   stalloffset=X       ... only for answers to a range that starts at X (a 200 counts as 0) ...
   stallcount=K        ... only for the first K matching responses (default: all).
+  stallevery=K        ... only on every K-th TCP connection the server accepts.
+  stallafter=N        ... after N body bytes instead of min(16 KiB, half the body); 0: the
+                      headers arrive and then not a single body byte.
   shift=K             206 bodies carry the bytes from a+K while Content-Range claims a-b (a lying
                       server; bytes past the end of a /data resource continue the stream, past
                       the end of a file they are zeros).
@@ -415,6 +420,7 @@ NUMBERS = {
     "status503": (int, 0, None), "status": (int, 200, 599), "statuscount": (int, 0, None),
     "cut": (int, 0, None), "cutcount": (int, 0, None), "trickle": (int, 1, None),
     "trickleoffset": (int, 0, None), "tricklecount": (int, 0, None), "rate": (int, 1, None),
+    "trickleevery": (int, 1, None), "stallevery": (int, 1, None), "stallafter": (int, 0, None),
     "stall": (float, 0, None), "stalloffset": (int, 0, None), "stallcount": (int, 0, None),
     "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None),
     "bigheader": (int, 0, 64 << 20), "manyheaders": (int, 0, 1 << 20), "headerwidth": (int, 1, 1 << 20),
@@ -868,7 +874,7 @@ class Handler(BaseHTTPRequestHandler):
         rates = []
         if faults.has("rate"):
             rates.append(faults.number("rate"))
-        if faults.has("trickle"):
+        if faults.has("trickle") and self.on_every(faults, "trickleevery"):
             offset = faults.number("trickleoffset", None)
             if offset is None or offset == range_start:
                 if STATE.take(self.key, "trickle", faults.number("tricklecount", FOREVER)):
@@ -877,15 +883,20 @@ class Handler(BaseHTTPRequestHandler):
 
     def plan_stall(self, plan, faults, range_start):
         """stall=S (+ stalloffset=X, stallcount=K): pause S seconds partway through the body."""
-        if not faults.has("stall"):
+        if not faults.has("stall") or not self.on_every(faults, "stallevery"):
             return
         seconds = faults.number("stall")
         offset = faults.number("stalloffset", None)
         if offset is not None and offset != range_start:
             return
         if STATE.take(self.key, "stall", faults.number("stallcount", FOREVER)):
-            plan.stall_after = min(STALL_AFTER, (plan.length + plan.overlong) // 2)
+            plan.stall_after = faults.number("stallafter", min(STALL_AFTER, (plan.length + plan.overlong) // 2))
             plan.stall_seconds = seconds
+
+    def on_every(self, faults, name):
+        """trickleevery=K / stallevery=K: whether this connection is one of every K-th."""
+        every = faults.number(name, None)
+        return every is None or self.connection_id % every == 0
 
     def send_body(self, res, plan, faults):
         """Writes the body as planned; returns the body bytes sent."""

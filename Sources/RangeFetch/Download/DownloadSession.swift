@@ -221,6 +221,8 @@ final class DownloadSession {
             throw error
         }
 
+        // No checkpoint may land after this point: the journal is removed once the file is whole.
+        checkpointer?.stop()
         let lastByteAt = MonotonicTime.now()
         let finalSize = size ?? engine.segmentStates.writtenBytes
         try wrap { () throws(SystemCallError) in

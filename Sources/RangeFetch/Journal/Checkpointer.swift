@@ -46,6 +46,13 @@ final class Checkpointer: Sendable {
         queue.async { self.file.startWriteback() }
     }
 
+    /// Drops any checkpoint not yet started and waits for the one being written, so nothing
+    /// touches the journal afterwards (call before removing it).
+    func stop() {
+        state.withLock { $0.pending = nil }
+        queue.sync {}
+    }
+
     /// Waits for queued checkpoints, then durably records `segments`. Throws the first failure
     /// any checkpoint met.
     func finish(_ segments: [SegmentState]) throws(SystemCallError) {

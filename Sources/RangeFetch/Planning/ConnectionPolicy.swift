@@ -15,10 +15,13 @@ struct ConnectionPolicy: Sendable {
     struct AdaptiveGrowth: Sendable, Equatable {
         var initialConnections = 4
         /// Shortest measurement window per step, seconds.
-        var minimumWindowSeconds = 0.1
+        var minimumWindowSeconds = 0.06
         /// The window is at least this many connection set-up times (time to first byte), so a
         /// long round trip gets a proportionally longer look.
         var windowInSetupTimes = 6.0
+        /// …and long enough for every streaming connection to deliver this many bytes on average,
+        /// so a server that sends in bursts is measured over several of them.
+        var windowBytesPerConnection: Int64 = 256 << 10
         /// A doubling must raise the aggregate rate by at least this fraction of the ideal
         /// (linear) gain to be worth another doubling.
         var usefulGainFraction = 0.5
@@ -88,7 +91,8 @@ struct ConnectionPolicy: Sendable {
             return
         }
         let length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * setupSeconds)
-        guard now - started.start >= length else { return }
+        guard now - started.start >= length,
+              receivedBytes - started.bytes >= Int64(streaming) * growth.windowBytesPerConnection else { return }
         let rate = Double(receivedBytes - started.bytes) / (now - started.start)
         window = nil
         if let previous {

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A segment as the scheduler sees it: what is still to fetch and who, if anyone, fetches it.
 struct SchedulerSegment: Sendable, Equatable {
     var id: Int
@@ -23,6 +27,8 @@ struct SchedulerTransfer: Sendable, Equatable {
     var startedAt: Double
     /// Body bytes this request has delivered so far.
     var receivedBytes: Int64
+    /// When its first body byte arrived, if it has.
+    var firstByteAt: Double?
 }
 
 /// What the engine should do next on libcurl.
@@ -55,15 +61,24 @@ struct TransferScheduler: Sendable {
     /// Named tuning numbers (seconds and bytes).
     struct Tuning: Sendable, Equatable {
         /// Speeds are sampled over windows at least this long, seconds.
-        var sampleSeconds = 0.05
+        var sampleSeconds = 0.02
         /// A request is not judged before this long after its start, seconds…
-        var judgeAfterSeconds = 0.15
+        var judgeAfterSeconds = 0.03
         /// …nor before this many set-up times.
         var judgeAfterSetupTimes = 5.0
         /// Slow: under this fraction of the yardstick.
         var slowFraction = 0.25
-        /// Slow this long (seconds) before a connection is replaced while all are busy.
-        var slowForSeconds = 0.5
+        /// Slow this long (seconds) before a connection is replaced while all are busy…
+        var slowForSeconds = 0.1
+        /// …and this many set-up times.
+        var slowForSetupTimes = 5.0
+        /// The yardstick is measured over windows at least this long (seconds)…
+        var yardstickWindowSeconds = 0.01
+        /// …and this many set-up times.
+        var yardstickWindowSetupTimes = 4.0
+        /// The yardstick forgets a better past with this time constant (seconds), so a link that
+        /// got slower for everyone does not make every connection look slow.
+        var yardstickMemorySeconds = 5.0
         /// A split must bring the end forward by at least this long (seconds)…
         var minimumGainSeconds = 0.02
         /// …and by this many set-up times.
@@ -93,7 +108,7 @@ struct TransferScheduler: Sendable {
         var sample: (time: Double, bytes: Int64)
         /// Bytes per second over the recent windows; `nil` until a window has passed.
         var bytesPerSecond: Double?
-        var firstByteAt: Double?
+        var sawFirstByte = false
         var slowSince: Double?
     }
 
@@ -132,8 +147,9 @@ struct TransferScheduler: Sendable {
         var candidates = busy.map { (segment: $0.0, transfer: $0.1) }
         while free > 0, let (index, offset) = bestSplit(candidates, now: now) {
             actions.append(.split(segment: candidates[index].segment.id, at: offset))
+            // A takeover cancels the victim's request, so it costs no connection.
+            if offset != candidates[index].segment.outstanding.lower { free -= 1 }
             candidates[index].segment.outstanding = ByteRange(candidates[index].segment.outstanding.lower, offset)
-            free -= 1
         }
         // At full capacity a slow connection is swapped for a fresh one.
         for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) {
@@ -149,25 +165,32 @@ struct TransferScheduler: Sendable {
 
     private var setup: Double { setupSeconds ?? tuning.defaultSetupSeconds }
 
+    private var yardstickWindow: Double {
+        max(tuning.yardstickWindowSeconds, tuning.yardstickWindowSetupTimes * setup)
+    }
+
     private mutating func observe(now: Double, busy: [(SchedulerSegment, SchedulerTransfer)], receivedBytes: Int64) {
         var seen = Set<Int>()
         for (_, transfer) in busy {
             seen.insert(transfer.id)
             var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0))
-            if rate.firstByteAt == nil, transfer.receivedBytes > 0 {
-                rate.firstByteAt = now
-                let measured = now - transfer.startedAt
+            if !rate.sawFirstByte, let first = transfer.firstByteAt {
+                rate.sawFirstByte = true
+                // Measure from the first byte: set-up time is not slowness.
+                rate.sample = (first, 0)
+                let measured = first - transfer.startedAt
                 setupSeconds = setupSeconds.map { 0.75 * $0 + 0.25 * measured } ?? measured
             }
             let elapsed = now - rate.sample.time
-            if let first = rate.firstByteAt, elapsed >= tuning.sampleSeconds {
-                // Measure from the first byte: set-up time is not slowness.
-                let from = max(rate.sample.time, first == now ? now : rate.sample.time)
-                let instant = Double(transfer.receivedBytes - rate.sample.bytes) / max(now - from, tuning.sampleSeconds)
+            if elapsed >= tuning.sampleSeconds {
+                let instant = Double(transfer.receivedBytes - rate.sample.bytes) / elapsed
                 rate.bytesPerSecond = rate.bytesPerSecond.map { 0.5 * $0 + 0.5 * instant } ?? instant
                 rate.sample = (now, transfer.receivedBytes)
-            } else if rate.firstByteAt == nil, elapsed >= tuning.sampleSeconds {
-                rate.bytesPerSecond = 0
+            }
+            // A request's own average since its first byte is a yardstick sample too: on a fast
+            // link requests finish before an aggregate window has passed.
+            if let first = transfer.firstByteAt, now - first >= yardstickWindow {
+                bestRatePerConnection = max(bestRatePerConnection, Double(transfer.receivedBytes) / (now - first))
             }
             rates[transfer.id] = rate
         }
@@ -176,7 +199,8 @@ struct TransferScheduler: Sendable {
         let streaming = busy.filter { $0.1.receivedBytes > 0 }.count
         if let last = aggregateSample {
             let elapsed = now - last.time
-            if elapsed >= max(2 * tuning.sampleSeconds, 2 * setup) {
+            if elapsed >= yardstickWindow {
+                bestRatePerConnection *= exp(-elapsed / tuning.yardstickMemorySeconds)
                 if streaming > 0 {
                     let perConnection = Double(receivedBytes - last.bytes) / elapsed / Double(streaming)
                     bestRatePerConnection = max(bestRatePerConnection, perConnection)
@@ -209,7 +233,7 @@ struct TransferScheduler: Sendable {
 
     private func isPersistentlySlow(_ transfer: SchedulerTransfer, now: Double) -> Bool {
         guard let since = rates[transfer.id]?.slowSince else { return false }
-        return now - since >= tuning.slowForSeconds
+        return now - since >= max(tuning.slowForSeconds, tuning.slowForSetupTimes * setup)
     }
 
     // MARK: Splitting
@@ -248,15 +272,16 @@ struct TransferScheduler: Sendable {
         }
         let gain = (v > 0 ? total / v : .infinity) - (v > 0 ? keep / v : t0 + total / max(f, 1))
         guard gain >= max(tuning.minimumGainSeconds, tuning.minimumGainSetupTimes * t0) else { return nil }
-        let slow = v < tuning.slowFraction * f
+        // A slow request is cancelled outright: the fresh connection takes the whole rest.
+        if v < tuning.slowFraction * f { return rest.lower }
         var offset = rest.lower + Int64(keep)
         if offset > rest.lower {
             let aligned = offset / tuning.splitAlignmentBytes * tuning.splitAlignmentBytes
             if aligned > rest.lower { offset = aligned }
         }
         guard offset < rest.upper else { return nil }
-        // A healthy request is not cut into crumbs; a slow one is taken over whatever its size.
-        if !slow && rest.upper - offset < tuning.minimumSplitBytes { return nil }
+        // A healthy request is not cut into crumbs.
+        if rest.upper - offset < tuning.minimumSplitBytes { return nil }
         return offset
     }
 }

@@ -29,6 +29,8 @@ final class SegmentTransfer {
     /// Bytes delivered by this request so far (for speed estimates and progress resets).
     private(set) var bytesReceived: Int64 = 0
     let startedAt: Double
+    /// When the first body byte arrived (monotonic seconds), if it has.
+    private(set) var firstByteAt: Double?
     /// Unique per request, for the scheduler's speed records.
     let id: Int
 
@@ -69,6 +71,7 @@ final class SegmentTransfer {
         if !validated {
             validateHead()
             guard failure == nil else { return 0 }
+            firstByteAt = MonotonicTime.now()
         }
         if let limiter, !limiter.pointee.take(bytes.count) {
             isPaused = true

@@ -265,7 +265,7 @@ final class TransferEngine {
         view.reserveCapacity(segments.count)
         for segment in segments where !segment.isComplete {
             let transfer = segment.transfer.map {
-                SchedulerTransfer(id: $0.id, startedAt: $0.startedAt, receivedBytes: $0.bytesReceived)
+                SchedulerTransfer(id: $0.id, startedAt: $0.startedAt, receivedBytes: $0.bytesReceived, firstByteAt: $0.firstByteAt)
             }
             view.append(SchedulerSegment(id: segment.id, outstanding: segment.outstanding, transfer: transfer,
                                          readyAt: segment.readyAt))

@@ -1,0 +1,107 @@
+@testable import RangeFetch
+
+/// A link simulated in virtual time, for driving ``TransferScheduler`` without sockets: each
+/// request waits a set-up time, then receives at the smaller of the per-connection cap and an
+/// equal share of the link; chosen connections (by the order they were opened) trickle or stall.
+struct SimulatedLink {
+    /// Seconds from a request to its first byte.
+    var setupSeconds = 0.001
+    /// Bytes per second one connection can carry at most.
+    var perConnectionBytesPerSecond = Double.infinity
+    /// Bytes per second the whole link carries, shared equally by the streaming connections.
+    var linkBytesPerSecond = Double.infinity
+    /// The rate of the n-th connection opened (1-based) when it is not a healthy one:
+    /// e.g. `{ $0 % 4 == 0 ? 10_000 : nil }` makes every 4th trickle at 10 kB/s; 0 stalls it.
+    var override: @Sendable (Int) -> Double? = { _ in nil }
+
+    /// What a simulated download did.
+    struct Outcome {
+        var seconds: Double
+        /// The scheduler's connection target over time.
+        var targets: [Int]
+        var peakActive: Int
+        var finalTarget: Int
+        /// Requests cancelled so that a fresh connection could take over.
+        var takeovers: Int
+        var requests: Int
+    }
+
+    /// Runs a download of `plan` with `scheduler` until every byte has arrived (or `limit`
+    /// seconds of virtual time pass), in steps of `step` seconds.
+    func run(_ plan: [ByteRange], scheduler initial: TransferScheduler, step: Double = 0.001,
+             decisionEvery: Double = 0.02, limit: Double = 120) -> Outcome {
+        var scheduler = initial
+        struct Request { var id: Int; var connection: Int; var started: Double; var received: Int64 = 0; var carry = 0.0 }
+        var segments: [Int: (range: ByteRange, done: Int64)] = [:]
+        var requests: [Int: Request] = [:] // by segment id
+        for (index, range) in plan.enumerated() { segments[index] = (range, 0) }
+        var nextSegment = plan.count
+        var nextRequest = 0
+        var connectionsOpened = 0
+        var outcome = Outcome(seconds: 0, targets: [], peakActive: 0, finalTarget: 0, takeovers: 0, requests: 0)
+        var now = 0.0
+        var nextDecision = 0.0
+        var received: Int64 = 0
+
+        func startRequest(_ segment: Int) {
+            nextRequest += 1
+            connectionsOpened += 1
+            requests[segment] = Request(id: nextRequest, connection: connectionsOpened, started: now)
+            outcome.requests += 1
+        }
+
+        while now < limit {
+            let open = segments.filter { $0.value.done < $0.value.range.count }
+            if open.isEmpty { break }
+            if now >= nextDecision {
+                let view = open.map { id, segment in
+                    SchedulerSegment(id: id, outstanding: ByteRange(segment.range.lower + segment.done, segment.range.upper),
+                                     transfer: requests[id].map { request in
+                                         SchedulerTransfer(id: request.id, startedAt: request.started, receivedBytes: request.received,
+                                                           firstByteAt: request.received > 0 ? request.started + setupSeconds : nil)
+                                     })
+                }
+                for action in scheduler.decide(now: now, segments: view, receivedBytes: received) {
+                    switch action {
+                    case .start(let id):
+                        if requests[id] == nil { startRequest(id) }
+                    case .split(let id, let offset):
+                        guard let segment = segments[id], requests[id] != nil else { continue }
+                        let next = segment.range.lower + segment.done
+                        let cut = max(offset, next)
+                        guard cut < segment.range.upper else { continue }
+                        segments[nextSegment] = (ByteRange(cut, segment.range.upper), 0)
+                        segments[id] = (ByteRange(segment.range.lower, cut), segment.done)
+                        if cut == next {
+                            requests[id] = nil
+                            outcome.takeovers += 1
+                        }
+                        startRequest(nextSegment)
+                        nextSegment += 1
+                    }
+                }
+                outcome.targets.append(scheduler.targetConnections)
+                nextDecision = now + decisionEvery
+            }
+            outcome.peakActive = max(outcome.peakActive, requests.count)
+            let streaming = requests.values.filter { now - $0.started >= setupSeconds && override($0.connection) == nil }.count
+            let share = min(perConnectionBytesPerSecond, linkBytesPerSecond / Double(max(1, streaming)))
+            for (id, request) in requests {
+                guard now - request.started >= setupSeconds, let segment = segments[id] else { continue }
+                var request = request
+                let rate = override(request.connection) ?? share
+                request.carry += rate * step
+                let bytes = min(Int64(request.carry), segment.range.count - segment.done)
+                request.carry -= Double(bytes)
+                request.received += bytes
+                received += bytes
+                segments[id] = (segment.range, segment.done + bytes)
+                requests[id] = segment.done + bytes == segment.range.count ? nil : request
+            }
+            now += step
+        }
+        outcome.seconds = now
+        outcome.finalTarget = scheduler.targetConnections
+        return outcome
+    }
+}

@@ -1,0 +1,188 @@
+import Testing
+@testable import RangeFetch
+
+/// The scheduler driven by simulated links in virtual time: behaviour, not wall-clock timing.
+struct TransferSchedulerTests {
+    static let mebibyte: Int64 = 1 << 20
+
+    static func plan(size: Int64, connections: Int) -> [ByteRange] {
+        SegmentPlanner(connections: connections, minimumSegmentBytes: mebibyte,
+                       pieceBytes: SegmentPlanner.pieceBytes(size: size, connections: connections, hashing: false)).plan(size: size)
+    }
+
+    static func scheduler(_ policy: ConnectionPolicy, minimumSplitBytes: Int64 = mebibyte) -> TransferScheduler {
+        var tuning = TransferScheduler.Tuning()
+        tuning.minimumSplitBytes = minimumSplitBytes
+        return TransferScheduler(connections: policy, splittable: true, tuning: tuning)
+    }
+
+    // MARK: Adaptive connection count
+
+    @Test func autoGrowsToTheMaximumBehindAPerConnectionCap() {
+        let link = SimulatedLink(perConnectionBytesPerSecond: 25e6, linkBytesPerSecond: 2e9)
+        let outcome = link.run(Self.plan(size: 1024 * Self.mebibyte, connections: 16),
+                               scheduler: Self.scheduler(.adaptive(maximum: 16)))
+        #expect(outcome.finalTarget == 16)
+        #expect(outcome.targets.first == 4)
+        // Within 10% of a fixed 16 on the same link.
+        let fixed = link.run(Self.plan(size: 1024 * Self.mebibyte, connections: 16), scheduler: Self.scheduler(.fixed(16)))
+        #expect(outcome.seconds <= fixed.seconds * 1.10, "auto \(outcome.seconds) s, fixed \(fixed.seconds) s")
+    }
+
+    @Test func autoStaysLowWhenTheLinkIsTheLimit() {
+        // No per-connection cap: four connections already fill the link.
+        let link = SimulatedLink(linkBytesPerSecond: 1e9)
+        let outcome = link.run(Self.plan(size: 1 << 30, connections: 64), scheduler: Self.scheduler(.adaptive(maximum: 64)))
+        #expect(outcome.finalTarget == 4)
+        #expect(outcome.peakActive <= 8)
+    }
+
+    @Test func autoStopsGrowingWhereTheLinkFlattens() {
+        // 10 MB/s per connection on a 100 MB/s link: 8 is nearly all of it, 16 buys little.
+        let link = SimulatedLink(perConnectionBytesPerSecond: 10e6, linkBytesPerSecond: 100e6)
+        let outcome = link.run(Self.plan(size: 256 * Self.mebibyte, connections: 32), scheduler: Self.scheduler(.adaptive(maximum: 32)))
+        #expect(outcome.finalTarget >= 8 && outcome.finalTarget <= 16)
+        #expect(outcome.peakActive <= 16)
+    }
+
+    @Test func autoNeverExceedsTheMaximum() {
+        let link = SimulatedLink(perConnectionBytesPerSecond: 5e6)
+        let outcome = link.run(Self.plan(size: 128 * Self.mebibyte, connections: 6), scheduler: Self.scheduler(.adaptive(maximum: 6)))
+        #expect(outcome.targets.allSatisfy { $0 <= 6 })
+        #expect(outcome.peakActive <= 6)
+        #expect(outcome.finalTarget == 6)
+    }
+
+    @Test func pushbackSettlesBelowTheCountThatProvokedIt() {
+        var policy = ConnectionPolicy.adaptive(maximum: 16)
+        policy.pushback()
+        #expect(policy.isSettled)
+        #expect(policy.target == 3)
+        for _ in 0..<10 { policy.pushback() }
+        #expect(policy.target == 1)
+        var fixed = ConnectionPolicy.fixed(8)
+        fixed.pushback()
+        #expect(fixed.target == 8)
+    }
+
+    @Test func fixedCountNeverChanges() {
+        let link = SimulatedLink(perConnectionBytesPerSecond: 25e6)
+        let outcome = link.run(Self.plan(size: 64 * Self.mebibyte, connections: 3), scheduler: Self.scheduler(.fixed(3)))
+        #expect(outcome.targets.allSatisfy { $0 == 3 })
+        #expect(outcome.peakActive <= 3)
+    }
+
+    // MARK: Slow tails (trickling and stalled connections)
+
+    /// Runs the same file clean and with `override`, and checks the hostile run takes at most
+    /// `factor` times the clean one.
+    func expectTailWithin(_ factor: Double, link: SimulatedLink, size: Int64, connections: Int,
+                          override: @escaping @Sendable (Int) -> Double?, _ comment: Comment) {
+        let clean = link.run(Self.plan(size: size, connections: connections), scheduler: Self.scheduler(.fixed(connections)))
+        var hostile = link
+        hostile.override = override
+        let outcome = hostile.run(Self.plan(size: size, connections: connections), scheduler: Self.scheduler(.fixed(connections)))
+        #expect(outcome.seconds <= clean.seconds * factor + 0.05,
+                "\(comment): \(outcome.seconds) s against \(clean.seconds) s clean, \(outcome.takeovers) takeovers")
+        #expect(outcome.takeovers >= 1, comment)
+    }
+
+    static let fast = SimulatedLink(setupSeconds: 0.0005, linkBytesPerSecond: 1.5e9)
+    static let capped = SimulatedLink(setupSeconds: 0.001, perConnectionBytesPerSecond: 4e6)
+
+    @Test func everyFourthConnectionTricklingOnAFastLink() {
+        expectTailWithin(1.5, link: Self.fast, size: 32 * Self.mebibyte, connections: 8,
+                         override: { $0 % 4 == 0 ? 10_000 : nil }, "fast, every 4th trickles")
+    }
+
+    @Test func oneTwoAndAllButOneTricklingOnAFastLink() {
+        expectTailWithin(1.5, link: Self.fast, size: 32 * Self.mebibyte, connections: 8,
+                         override: { $0 == 1 ? 10_000 : nil }, "fast, one trickles")
+        expectTailWithin(1.5, link: Self.fast, size: 32 * Self.mebibyte, connections: 8,
+                         override: { $0 <= 2 ? 10_000 : nil }, "fast, two trickle")
+        expectTailWithin(1.5, link: Self.fast, size: 32 * Self.mebibyte, connections: 8,
+                         override: { $0 <= 7 ? 10_000 : nil }, "fast, all but one trickle")
+    }
+
+    @Test func tricklingOnACappedLink() {
+        expectTailWithin(1.5, link: Self.capped, size: 32 * Self.mebibyte, connections: 8,
+                         override: { $0 % 4 == 0 ? 10_000 : nil }, "capped, every 4th trickles")
+        expectTailWithin(1.5, link: Self.capped, size: 32 * Self.mebibyte, connections: 8,
+                         override: { $0 <= 7 ? 10_000 : nil }, "capped, all but one trickle")
+    }
+
+    @Test func stalledConnectionIsTakenOver() {
+        expectTailWithin(1.5, link: Self.fast, size: 32 * Self.mebibyte, connections: 8,
+                         override: { $0 == 3 ? 0 : nil }, "fast, one stalls")
+        expectTailWithin(1.5, link: Self.capped, size: 32 * Self.mebibyte, connections: 8,
+                         override: { $0 == 3 ? 0 : nil }, "capped, one stalls")
+    }
+
+    @Test func firstConnectionStallingFromTheStartIsTakenOver() {
+        // The other connection gives the yardstick; the stalled one never sends a byte.
+        let link = SimulatedLink(setupSeconds: 0.001, perConnectionBytesPerSecond: 50e6, override: { $0 == 1 ? 0 : nil })
+        let outcome = link.run(Self.plan(size: 8 * Self.mebibyte, connections: 2), scheduler: Self.scheduler(.fixed(2)))
+        #expect(outcome.seconds < 1)
+        #expect(outcome.takeovers >= 1)
+    }
+
+    @Test func healthyEqualConnectionsAreNotChurned() {
+        let outcome = Self.capped.run(Self.plan(size: 32 * Self.mebibyte, connections: 8), scheduler: Self.scheduler(.fixed(8)))
+        #expect(outcome.takeovers == 0)
+        // One request per planned range, plus tail splits only.
+        #expect(outcome.requests <= 8 + 8)
+    }
+
+    // MARK: Where to split
+
+    @Test func equalSpeedsSplitNearTheMiddle() {
+        var scheduler = Self.scheduler(.fixed(2), minimumSplitBytes: 64 << 10)
+        _ = scheduler.decide(now: 0, segments: [], receivedBytes: 0)
+        let rest = ByteRange(0, 64 * Self.mebibyte)
+        let offset = scheduler.splitPoint(rest, victimRate: 10e6, freshRate: 10e6)
+        let cut = try! #require(offset)
+        #expect(cut > rest.count / 2 && cut < rest.count / 2 + Self.mebibyte)
+        #expect(cut % 4096 == 0)
+    }
+
+    @Test func slowVictimKeepsAlmostNothing() {
+        let scheduler = Self.scheduler(.fixed(2))
+        let rest = ByteRange(4096, 8 * Self.mebibyte)
+        #expect(scheduler.splitPoint(rest, victimRate: 10_000, freshRate: 100e6) == rest.lower)
+        #expect(scheduler.splitPoint(rest, victimRate: 0, freshRate: 100e6) == rest.lower)
+        // Even a rest far under the minimum split is taken from a slow request.
+        let small = ByteRange(100, 100 + 50_000)
+        #expect(scheduler.splitPoint(small, victimRate: 10_000, freshRate: 100e6) == small.lower)
+    }
+
+    @Test func healthyRestsUnderTheMinimumAreNotCut() {
+        let scheduler = Self.scheduler(.fixed(2), minimumSplitBytes: Self.mebibyte)
+        #expect(scheduler.splitPoint(ByteRange(0, Self.mebibyte), victimRate: 10e6, freshRate: 10e6) == nil)
+    }
+
+    @Test func cutsThatGainLessThanASetupTimeAreSkipped() {
+        let scheduler = Self.scheduler(.fixed(2), minimumSplitBytes: 4096)
+        // 64 KiB at 100 MB/s is 0.6 ms of work: not worth a 50 ms set-up.
+        #expect(scheduler.splitPoint(ByteRange(0, 64 << 10), victimRate: 100e6, freshRate: 100e6) == nil)
+    }
+
+    // MARK: Checkpoints
+
+    @Test func checkpointsFollowTimeAndBytes() {
+        var policy = CheckpointPolicy(now: 0, writtenBytes: 0, intervalSeconds: 1, intervalBytes: 2 << 20)
+        // (time, bytes written) -> whether a checkpoint is due.
+        let steps: [(Double, Int64, Bool)] = [
+            (0.5, 1 << 20, false),
+            (0.6, 3 << 20, true),
+            // Never closer together than the minimum spacing, however fast bytes arrive.
+            (0.62, 64 << 20, false),
+            (0.7, 64 << 20, true),
+            (1.5, 64 << 20, false),
+            (1.71, 64 << 20, true),
+        ]
+        for (now, bytes, due) in steps {
+            let answer = policy.shouldCheckpoint(now: now, writtenBytes: bytes)
+            #expect(answer == due, "at \(now) s with \(bytes) bytes")
+        }
+    }
+}
