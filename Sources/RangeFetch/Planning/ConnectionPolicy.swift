@@ -18,7 +18,7 @@ struct ConnectionPolicy: Sendable {
         var minimumWindowSeconds = 0.06
         /// The window is at least this many connection set-up times (time to first byte), so a
         /// long round trip gets a proportionally longer look.
-        var windowInSetupTimes = 6.0
+        var windowInSetupTimes = 10.0
         /// …and long enough for every streaming connection to deliver this many bytes on average,
         /// so a server that sends in bursts is measured over several of them.
         var windowBytesPerConnection: Int64 = 256 << 10
@@ -28,6 +28,12 @@ struct ConnectionPolicy: Sendable {
         /// Below this gain (rate after / rate before) the added connections bought nothing and
         /// are given back.
         var uselessGain = 1.08
+        /// Once settled, the aggregate is watched over windows at least this long (seconds)…
+        var watchWindowSeconds = 0.5
+        /// …and when it sinks under this fraction of its best, doubling is tried again…
+        var declineFraction = 0.75
+        /// …at most this many times per download.
+        var reprobes = 3
     }
 
     enum Mode: Sendable, Equatable {
@@ -40,8 +46,23 @@ struct ConnectionPolicy: Sendable {
     let maximum: Int
     /// Connections allowed now.
     private(set) var target: Int
-    /// No more growth: the count was found (or fixed).
-    private(set) var isSettled: Bool
+
+    private enum Phase: Equatable {
+        /// Doubling while it pays.
+        case growing
+        /// Found a count; watching the aggregate rate (the best seen, bytes per second).
+        case watching(best: Double)
+        /// Fixed, at the maximum, out of work, or pushed back: no more changes upwards.
+        case done
+    }
+
+    private var phase: Phase
+    /// Times a sinking rate may send the search upwards again.
+    private var reprobesLeft: Int
+
+    /// Not growing now: the count was found (or fixed); it may still grow again if the
+    /// aggregate rate sinks later (see ``AdaptiveGrowth/declineFraction``).
+    var isSettled: Bool { phase != .growing }
 
     /// The measurement under way for the current count.
     private var window: (start: Double, bytes: Int64)?
@@ -50,20 +71,22 @@ struct ConnectionPolicy: Sendable {
 
     /// A fixed number of connections.
     static func fixed(_ connections: Int) -> ConnectionPolicy {
-        ConnectionPolicy(mode: .fixed, maximum: connections, target: connections, isSettled: true)
+        ConnectionPolicy(mode: .fixed, maximum: connections, target: connections, phase: .done, reprobes: 0)
     }
 
     /// Adaptive, from `growth.initialConnections` up to `maximum`.
     static func adaptive(maximum: Int, growth: AdaptiveGrowth = AdaptiveGrowth()) -> ConnectionPolicy {
         let start = min(maximum, growth.initialConnections)
-        return ConnectionPolicy(mode: .adaptive(growth), maximum: maximum, target: start, isSettled: start >= maximum)
+        return ConnectionPolicy(mode: .adaptive(growth), maximum: maximum, target: start,
+                                phase: start >= maximum ? .done : .growing, reprobes: growth.reprobes)
     }
 
-    private init(mode: Mode, maximum: Int, target: Int, isSettled: Bool) {
+    private init(mode: Mode, maximum: Int, target: Int, phase: Phase, reprobes: Int) {
         self.mode = mode
         self.maximum = maximum
         self.target = target
-        self.isSettled = isSettled
+        self.phase = phase
+        reprobesLeft = reprobes
     }
 
     var isAdaptive: Bool { if case .adaptive = mode { true } else { false } }
@@ -75,49 +98,65 @@ struct ConnectionPolicy: Sendable {
     ///   - setupSeconds: typical time from a request to its first byte.
     ///   - workLeft: whether enough work remains to feed more connections.
     mutating func observe(now: Double, receivedBytes: Int64, streaming: Int, setupSeconds: Double, workLeft: Bool) {
-        guard case .adaptive(let growth) = mode, !isSettled else { return }
+        guard case .adaptive(let growth) = mode, phase != .done else { return }
         guard workLeft else {
-            isSettled = true
+            phase = .done
             return
         }
-        // Measure only once the current count is up and streaming: connections still opening
-        // would make the step look worse than it is.
-        guard streaming >= target else {
-            window = nil
-            return
-        }
+        // Start measuring once the current count is up and streaming: connections still opening
+        // would make the step look worse than it is. (A connection replaced mid-window does not
+        // restart it: that is part of the link's life.)
         guard let started = window else {
-            window = (now, receivedBytes)
+            if streaming >= target { window = (now, receivedBytes) }
             return
         }
-        let length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * setupSeconds)
+        var length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * setupSeconds)
+        if case .watching = phase { length = max(length, growth.watchWindowSeconds) }
         guard now - started.start >= length,
               receivedBytes - started.bytes >= Int64(streaming) * growth.windowBytesPerConnection else { return }
         let rate = Double(receivedBytes - started.bytes) / (now - started.start)
         window = nil
-        if let previous {
-            let gain = previous.rate > 0 ? rate / previous.rate : 2
-            let ideal = Double(target) / Double(previous.count)
-            if gain < growth.uselessGain {
-                target = previous.count
-                isSettled = true
-                return
+        switch phase {
+        case .growing:
+            if let previous {
+                let gain = previous.rate > 0 ? rate / previous.rate : 2
+                let ideal = Double(target) / Double(previous.count)
+                if gain < growth.uselessGain {
+                    target = previous.count
+                    phase = .watching(best: previous.rate)
+                    return
+                }
+                if gain - 1 < growth.usefulGainFraction * (ideal - 1) {
+                    phase = .watching(best: rate)
+                    return
+                }
             }
-            if gain - 1 < growth.usefulGainFraction * (ideal - 1) {
-                isSettled = true
-                return
+            grow(from: rate)
+        case .watching(let best):
+            // A lossy link's first seconds flatter few connections (no losses yet); when the
+            // aggregate later sinks well below its best, more connections may pay after all.
+            if rate >= best {
+                phase = .watching(best: rate)
+            } else if rate < growth.declineFraction * best, reprobesLeft > 0, target < maximum {
+                reprobesLeft -= 1
+                grow(from: rate)
             }
+        case .done:
+            break
         }
+    }
+
+    private mutating func grow(from rate: Double) {
         previous = (rate, target)
         target = min(maximum, target * 2)
-        if target >= maximum { isSettled = true }
+        phase = target >= maximum ? .done : .growing
     }
 
     /// The server pushed back (429, 503, a refused or reset connection): stop growing, and give
     /// up one connection for each push (never below one).
     mutating func pushback() {
         guard isAdaptive else { return }
-        isSettled = true
+        phase = .done
         target = max(1, target - 1)
     }
 }

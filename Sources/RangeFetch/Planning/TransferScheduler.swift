@@ -62,6 +62,8 @@ struct TransferScheduler: Sendable {
     struct Tuning: Sendable, Equatable {
         /// Speeds are sampled over windows at least this long, seconds.
         var sampleSeconds = 0.02
+        /// …and at least this many set-up times (a round trip's worth of bursts).
+        var sampleSetupTimes = 2.0
         /// A request is not judged before this long after its start, seconds…
         var judgeAfterSeconds = 0.03
         /// …nor before this many set-up times.
@@ -70,8 +72,9 @@ struct TransferScheduler: Sendable {
         var slowFraction = 0.25
         /// Slow this long (seconds) before a connection is replaced while all are busy…
         var slowForSeconds = 0.1
-        /// …and this many set-up times.
-        var slowForSetupTimes = 5.0
+        /// …and this many set-up times (on a lossy long link every connection dips now and then,
+        /// for a retransmission timeout or so, and a fresh one would start slower).
+        var slowForSetupTimes = 10.0
         /// The yardstick is measured over windows at least this long (seconds)…
         var yardstickWindowSeconds = 0.01
         /// …and this many set-up times.
@@ -182,21 +185,21 @@ struct TransferScheduler: Sendable {
                 setupSeconds = setupSeconds.map { 0.75 * $0 + 0.25 * measured } ?? measured
             }
             let elapsed = now - rate.sample.time
-            if elapsed >= tuning.sampleSeconds {
+            if elapsed >= max(tuning.sampleSeconds, tuning.sampleSetupTimes * setup) {
                 let instant = Double(transfer.receivedBytes - rate.sample.bytes) / elapsed
                 rate.bytesPerSecond = rate.bytesPerSecond.map { 0.5 * $0 + 0.5 * instant } ?? instant
                 rate.sample = (now, transfer.receivedBytes)
-            }
-            // A request's own average since its first byte is a yardstick sample too: on a fast
-            // link requests finish before an aggregate window has passed.
-            if let first = transfer.firstByteAt, now - first >= yardstickWindow {
-                bestRatePerConnection = max(bestRatePerConnection, Double(transfer.receivedBytes) / (now - first))
             }
             rates[transfer.id] = rate
         }
         rates = rates.filter { seen.contains($0.key) }
 
-        let streaming = busy.filter { $0.1.receivedBytes > 0 }.count
+        // The share of a healthy connection: the aggregate over the streaming connections that
+        // are not themselves far below the last yardstick (tricklers would dilute it).
+        let streaming = busy.filter { _, transfer in
+            transfer.receivedBytes > 0
+                && (rates[transfer.id]?.bytesPerSecond ?? .infinity) >= tuning.slowFraction * bestRatePerConnection
+        }.count
         if let last = aggregateSample {
             let elapsed = now - last.time
             if elapsed >= yardstickWindow {
