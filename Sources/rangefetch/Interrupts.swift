@@ -1,5 +1,7 @@
 import Dispatch
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Turns SIGINT and SIGTERM into task cancellation, so a download records its progress and
 /// exits 130 instead of dying mid-write.

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import RangeFetch
 
 @main
@@ -35,7 +37,7 @@ enum Main {
             print(message)
             exit(ExitStatus.success)
         }
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        writeOut(message + "\n", to: STDERR_FILENO)
         exit(ExitStatus.usage)
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import RangeFetch
 import Synchronization
 
@@ -30,7 +32,7 @@ final class Reporter: Sendable {
             case .warning(let message): note("warning: \(message)")
             case .retrying(let notice):
                 let what = notice.remaining.map { "bytes \($0.lower)-\($0.upper - 1)" } ?? "the probe"
-                note("retrying \(what) in \(String(format: "%.1f", notice.delaySeconds)) s (try \(notice.retry + 1)): \(notice.reason)")
+                note("retrying \(what) in \(formatDecimal(notice.delaySeconds, places: 1)) s (try \(notice.retry + 1)): \(notice.reason)")
             case .verified(let digest, let source): note("verified \(digest.algorithm.rawValue) (\(source))")
             case .started(let start) where start.resumedBytes > 0:
                 note("resuming: \(ByteCount.format(start.resumedBytes)) already on disk")
@@ -50,7 +52,7 @@ final class Reporter: Sendable {
                 note("\(summary.path) is already complete (\(ByteCount.format(summary.bytes)))")
             } else {
                 let speed = ByteCount.format(Int64(summary.bytesPerSecond))
-                note("saved \(summary.path) (\(ByteCount.format(summary.bytes)) in \(String(format: "%.2f", summary.elapsedSeconds)) s, \(speed)/s)")
+                note("saved \(summary.path) (\(ByteCount.format(summary.bytes)) in \(formatDecimal(summary.elapsedSeconds, places: 2)) s, \(speed)/s)")
             }
         case .silent: break
         }
@@ -84,10 +86,10 @@ final class Reporter: Sendable {
     }
 
     private func printLine(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        writeOut(text + "\n", to: STDOUT_FILENO)
     }
 
     private func writeError(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        writeOut(text, to: STDERR_FILENO)
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import RangeFetch
 
 /// `rangefetch verify FILE`: check (or print) a file's digests.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Turns a ``JournalRecord`` into bytes and back, refusing anything torn or tampered with.
 ///

@@ -36,7 +36,7 @@ public enum ByteCount {
 }
 
 /// Formats `value` with a fixed number of decimal places without Foundation's locale machinery.
-func formatDecimal(_ value: Double, places: Int) -> String {
+public func formatDecimal(_ value: Double, places: Int) -> String {
     guard value.isFinite else { return "-" }
     var scale = 1.0
     for _ in 0..<places { scale *= 10 }

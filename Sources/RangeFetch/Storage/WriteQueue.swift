@@ -38,7 +38,7 @@ final class WriteQueue: Sendable {
     ///   - lanes: parallel writers (the device's queue depth we use).
     ///   - maximumInFlight: writes queued or running at once.
     ///   - wake: called on a lane after each write; interrupts the transfer thread's wait.
-    init(file: PartialFile, pool: BufferPool, lanes: Int = 2, maximumInFlight: Int = 8,
+    init(file: PartialFile, pool: BufferPool, lanes: Int = 2, maximumInFlight: Int = 4,
          wake: @escaping @Sendable () -> Void) {
         self.file = file
         self.pool = pool

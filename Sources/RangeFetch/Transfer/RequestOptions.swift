@@ -35,6 +35,9 @@ public struct RequestOptions: Sendable, Equatable {
 
     public init() {}
 
+    /// libcurl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`), bytes.
+    static let receiveBufferBytes = 64 * 1024
+
     /// Applies these options to `easy` for a request of `url`.
     /// - Parameter extraHeaders: lines for this request only; each replaces a user line of the
     ///   same field name (see ``headerLines(user:extra:)``).
@@ -50,7 +53,9 @@ public struct RequestOptions: Sendable, Equatable {
         easy.set(CURLOPT_CONNECTTIMEOUT, connectTimeoutSeconds)
         easy.set(CURLOPT_LOW_SPEED_LIMIT, stallBytesPerSecond)
         easy.set(CURLOPT_LOW_SPEED_TIME, stallTimeoutSeconds)
-        easy.set(CURLOPT_BUFFERSIZE, 512 * 1024)
+        // libcurl's receive buffer, one per transfer: 64 KiB keeps 16 connections' buffers at
+        // 1 MiB; bigger ones measured no faster once writes are coalesced in our own buffers.
+        easy.set(CURLOPT_BUFFERSIZE, RequestOptions.receiveBufferBytes)
         easy.set(CURLOPT_TCP_KEEPALIVE, true)
         if let credentials {
             easy.set(CURLOPT_USERPWD, credentials)

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// `-n auto` end to end: behind a per-connection cap the count grows; where the server or the
+/// machine is the limit it stays low. Behaviour (the counts chosen), not timing.
+@Suite(.serialized)
+final class AdaptiveConnectionTests {
+    let out: TemporaryDirectory
+
+    init() throws {
+        out = try TemporaryDirectory("rf-auto")
+    }
+
+    /// Downloads `url` with `-n auto` up to `maximum`; returns the connection targets reported.
+    private func targets(_ url: String, maximum: Int, name: String) async throws -> [Int] {
+        var options = DownloadOptions()
+        options.destination = .file(out.file(name))
+        options.connections = .automatic
+        options.maximumConnections = maximum
+        let seen = Locked<[Int]>([])
+        _ = try await Downloader(options: options).download(url) { event in
+            if case .progress(let progress) = event { seen.withLock { $0.append(progress.targetConnections) } }
+        }
+        return seen.current
+    }
+
+    @Test func growsToTheMaximumBehindAPerConnectionCap() async throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let size: Int64 = 48 << 20
+        let url = server.dataURL(size: size, name: "capped.bin", "rate=2000000")
+        _ = try await targets(server.dataURL(size: size, name: "warm.bin"), maximum: 4, name: "warm.bin") // server cache
+        let seen = try await targets(url, maximum: 16, name: "capped.bin")
+        #expect(seen.first == 4)
+        #expect(seen.max() == 16, "targets: \(seen)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: out.file("capped.bin")))
+        #expect(bytes == (try server.expectedBytes(size: size)))
+    }
+
+    @Test func staysLowOnAnUncappedLoopback() async throws {
+        let www = try TemporaryDirectory("rf-auto-www")
+        let nginx = try NginxServer(docroot: www.path)
+        defer { nginx.stop() }
+        let source = try www.randomFile("fast.bin", size: 256 << 20)
+        let seen = try await targets(nginx.baseURL + "/fast.bin", maximum: 64, name: "fast.bin")
+        #expect(seen.first == 4)
+        #expect((seen.max() ?? 0) <= 8, "targets: \(seen)")
+        #expect(try Checksums.sha256sum(out.file("fast.bin")) == Checksums.sha256sum(source))
+    }
+}
