@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test (unit, nginx integration, fault server).
+# Installs what is missing, builds, and runs every test (unit, simulated links, fuzzing, nginx
+# integration, fault server), plus a short soak (5 SIGKILLs of a 32 MiB download; the full one
+# is scripts/soak.sh).
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter ResumeTests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,5 +10,8 @@ rf_base_packages
 rf_require_swift
 
 swift build
+if [ $# -eq 0 ]; then
+    python3 Tests/Support/soak.py "$(swift build --show-bin-path)/rangefetch" --cycles 5 --size-mb 32 --seed 1
+fi
 # Tests drive the built CLI too; run them one suite at a time on small machines.
 swift test --no-parallel "$@"

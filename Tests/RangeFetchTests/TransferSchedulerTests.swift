@@ -169,8 +169,8 @@ struct TransferSchedulerTests {
     // MARK: Checkpoints
 
     @Test func checkpointsFollowTimeAndBytes() {
-        var policy = CheckpointPolicy(now: 0, writtenBytes: 0, intervalSeconds: 1, intervalBytes: 2 << 20)
-        // (time, bytes written) -> whether a checkpoint is due.
+        var policy = CheckpointPolicy(now: 0, receivedBytes: 0, intervalSeconds: 1, intervalBytes: 2 << 20)
+        // (time, bytes received) -> whether a checkpoint is due.
         let steps: [(Double, Int64, Bool)] = [
             (0.5, 1 << 20, false),
             (0.6, 3 << 20, true),
@@ -181,7 +181,7 @@ struct TransferSchedulerTests {
             (1.71, 64 << 20, true),
         ]
         for (now, bytes, due) in steps {
-            let answer = policy.shouldCheckpoint(now: now, writtenBytes: bytes)
+            let answer = policy.shouldCheckpoint(now: now, receivedBytes: bytes)
             #expect(answer == due, "at \(now) s with \(bytes) bytes")
         }
     }

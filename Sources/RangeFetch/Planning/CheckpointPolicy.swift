@@ -1,26 +1,26 @@
 /// When the engine asks for a journal checkpoint: after ``intervalSeconds``, or sooner once
-/// ``intervalBytes`` more have been written (so a kill on a fast link loses little), but never
+/// ``intervalBytes`` more have been received (so a kill on a fast link loses little), but never
 /// more often than every ``minimumSpacingSeconds`` (each checkpoint costs an `fdatasync` and an
 /// atomic journal replace).
 struct CheckpointPolicy: Sendable {
     var intervalSeconds: Double = 1
-    var intervalBytes: Int64 = 2 << 20
+    var intervalBytes: Int64 = 512 << 10
     var minimumSpacingSeconds = 0.05
 
     private var last: (time: Double, bytes: Int64)
 
-    init(now: Double, writtenBytes: Int64, intervalSeconds: Double = 1, intervalBytes: Int64 = 2 << 20) {
+    init(now: Double, receivedBytes: Int64, intervalSeconds: Double = 1, intervalBytes: Int64 = 512 << 10) {
         self.intervalSeconds = intervalSeconds
         self.intervalBytes = intervalBytes
-        last = (now, writtenBytes)
+        last = (now, receivedBytes)
     }
 
     /// Whether to checkpoint now; when it says yes it counts the checkpoint as taken.
-    mutating func shouldCheckpoint(now: Double, writtenBytes: Int64) -> Bool {
+    mutating func shouldCheckpoint(now: Double, receivedBytes: Int64) -> Bool {
         let elapsed = now - last.time
         guard elapsed >= intervalSeconds
-            || (elapsed >= minimumSpacingSeconds && writtenBytes - last.bytes >= intervalBytes) else { return false }
-        last = (now, writtenBytes)
+            || (elapsed >= minimumSpacingSeconds && receivedBytes - last.bytes >= intervalBytes) else { return false }
+        last = (now, receivedBytes)
         return true
     }
 }

@@ -213,9 +213,14 @@ struct TransferScheduler: Sendable {
         } else {
             aggregateSample = (now, receivedBytes)
         }
+        // While connections are busy, slow means slow next to the best of them too: a server
+        // that bursts each new request (nginx's limit_rate) must not make every connection look
+        // slow once the burst is over.
+        let fastestNow = busy.filter { isJudged($0.1, now: now) }.compactMap { rates[$0.1.id]?.bytesPerSecond }.max()
+        let yardstick = min(bestRatePerConnection, fastestNow ?? bestRatePerConnection)
         for (_, transfer) in busy {
             guard var rate = rates[transfer.id] else { continue }
-            if isJudged(transfer, now: now), let speed = rate.bytesPerSecond, speed < tuning.slowFraction * bestRatePerConnection {
+            if isJudged(transfer, now: now), let speed = rate.bytesPerSecond, speed < tuning.slowFraction * yardstick {
                 rate.slowSince = rate.slowSince ?? now
             } else {
                 rate.slowSince = nil

@@ -49,7 +49,7 @@ struct EngineConfiguration: Sendable {
     var progressIntervalSeconds: Double = 0.25
     var checkpointIntervalSeconds: Double = 1
     /// A checkpoint is also taken once this many more bytes are written (see ``CheckpointPolicy``).
-    var checkpointIntervalBytes: Int64 = 2 << 20
+    var checkpointIntervalBytes: Int64 = 512 << 10
     /// Seconds between scheduler decisions while transfers run (it is also asked whenever a
     /// transfer finishes).
     var decisionIntervalSeconds: Double = 0.02
@@ -109,6 +109,10 @@ final class TransferEngine {
     private var nextTransferID = 0
     private var active: [UnsafeMutableRawPointer: SegmentTransfer] = [:]
     private var failuresWithoutProgress = 0
+    /// A checkpoint was called for at this time and waits for the writes flushed for it.
+    private var checkpointDueSince: Double?
+    /// Longest wait for those writes, seconds.
+    private static let checkpointWaitSeconds = 0.02
     /// `--max-speed`: one bucket for all transfers; transfers point at it (engine thread only).
     private let limiter: UnsafeMutablePointer<RateLimiter>?
     private var randomState = SystemRandomNumberGenerator()
@@ -170,7 +174,7 @@ final class TransferEngine {
         let begin = MonotonicTime.now()
         var nextProgress = 0.0
         var nextDecision = 0.0
-        var checkpoints = CheckpointPolicy(now: begin, writtenBytes: segments.reduce(0) { $0 + $1.state.written },
+        var checkpoints = CheckpointPolicy(now: begin, receivedBytes: receivedBytes,
                                            intervalSeconds: configuration.checkpointIntervalSeconds,
                                            intervalBytes: configuration.checkpointIntervalBytes)
         while true {
@@ -204,8 +208,17 @@ final class TransferEngine {
                                  activeConnections: active.count, targetConnections: scheduler.targetConnections))
                 nextProgress = now + configuration.progressIntervalSeconds
             }
-            if checkpoints.shouldCheckpoint(now: now, writtenBytes: writtenBytes) {
+            if checkpoints.shouldCheckpoint(now: now, receivedBytes: receivedBytes) {
+                // Partly filled buffers go to disk too, so the checkpoint covers nearly every byte
+                // received: a kill then costs about one checkpoint interval, not a buffer per
+                // connection. It is recorded once those writes have landed (or soon regardless).
+                for transfer in active.values where transfer.failure == nil { transfer.flush() }
+                checkpointDueSince = checkpointDueSince ?? now
+            }
+            if let due = checkpointDueSince,
+               segments.allSatisfy({ $0.queued == 0 }) || now - due >= Self.checkpointWaitSeconds {
                 report(.checkpoint(segmentStates))
+                checkpointDueSince = nil
             }
             multi.poll(timeoutMilliseconds: pollTimeoutMilliseconds(now: now, nextDecision: nextDecision))
         }
@@ -229,10 +242,6 @@ final class TransferEngine {
             }
         }
         if let failure { throw failure.downloadError }
-    }
-
-    private var writtenBytes: Int64 {
-        segments.reduce(0) { $0 + $1.state.written }
     }
 
     /// Refills the `--max-speed` bucket and resumes transfers it paused.
