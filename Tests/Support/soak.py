@@ -7,7 +7,7 @@ on it, kills it with SIGKILL after a random time, and runs the same command agai
 then lets it finish and checks the bytes against the server's content and the bytes the server
 sent against the file size. Prints the figures; exits non-zero when a check fails.
 
-Usage: soak.py RANGEFETCH [--cycles 50] [--size-mb 256] [--rate 2000000] [--seed N]
+Usage: soak.py RANGEFETCH [--cycles 50] [--size-mb 256] [--rate 2000000] [--seed N] [--max-ratio 1.10]
 """
 
 import argparse
@@ -42,6 +42,8 @@ def main():
     parser.add_argument("--size-mb", type=int, default=256)
     parser.add_argument("--rate", type=int, default=2_000_000, help="bytes/s per response")
     parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--max-ratio", type=float, default=1.10,
+                        help="most bytes the server may send, as a multiple of the file")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     size = args.size_mb << 20
@@ -80,7 +82,7 @@ def main():
                   f"served {served} bytes = {ratio:.3f}x the file")
             if final.returncode != 0:
                 print(final.stderr.strip())
-            return 0 if exact and ratio <= 1.10 else 1
+            return 0 if exact and ratio <= args.max_ratio else 1
     finally:
         server.terminate()
         server.wait()
