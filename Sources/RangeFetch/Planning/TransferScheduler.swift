@@ -112,6 +112,9 @@ struct TransferScheduler: Sendable {
         /// Bytes per second over the recent windows; `nil` until a window has passed.
         var bytesPerSecond: Double?
         var sawFirstByte = false
+        var firstByteTime = 0.0
+        /// When and with how many bytes the request was last seen busy.
+        var lastSeen: (time: Double, bytes: Int64) = (0, 0)
         var slowSince: Double?
     }
 
@@ -179,6 +182,7 @@ struct TransferScheduler: Sendable {
             var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0))
             if !rate.sawFirstByte, let first = transfer.firstByteAt {
                 rate.sawFirstByte = true
+                rate.firstByteTime = first
                 // Measure from the first byte: set-up time is not slowness.
                 rate.sample = (first, 0)
                 let measured = first - transfer.startedAt
@@ -190,7 +194,16 @@ struct TransferScheduler: Sendable {
                 rate.bytesPerSecond = rate.bytesPerSecond.map { 0.5 * $0 + 0.5 * instant } ?? instant
                 rate.sample = (now, transfer.receivedBytes)
             }
+            rate.lastSeen = (now, transfer.receivedBytes)
             rates[transfer.id] = rate
+        }
+        // A request that finished before any aggregate window passed (a fast link) still tells
+        // what a connection achieves: its average from first byte to last sighting.
+        if bestRatePerConnection == 0 {
+            for (id, rate) in rates where !seen.contains(id) && rate.sawFirstByte {
+                let elapsed = rate.lastSeen.time - rate.firstByteTime
+                if elapsed > 0.001 { bestRatePerConnection = max(bestRatePerConnection, Double(rate.lastSeen.bytes) / elapsed) }
+            }
         }
         rates = rates.filter { seen.contains($0.key) }
 
@@ -234,9 +247,11 @@ struct TransferScheduler: Sendable {
     }
 
     /// The speed to plan a request's rest with: measured once judged, else the yardstick.
-    private func expectedRate(_ transfer: SchedulerTransfer, now: Double) -> Double {
+    /// The speed to plan a request's rest with: measured once judged, else the yardstick;
+    /// `nil` while nothing at all is known.
+    private func expectedRate(_ transfer: SchedulerTransfer, now: Double) -> Double? {
         if isJudged(transfer, now: now), let measured = rates[transfer.id]?.bytesPerSecond { return measured }
-        return bestRatePerConnection
+        return bestRatePerConnection > 0 ? bestRatePerConnection : nil
     }
 
     private func isPersistentlySlow(_ transfer: SchedulerTransfer, now: Double) -> Bool {
@@ -255,34 +270,36 @@ struct TransferScheduler: Sendable {
             let rest = candidate.segment.outstanding
             guard !rest.isEmpty else { continue }
             let speed = expectedRate(candidate.transfer, now: now)
-            let finish = speed > 0 ? Double(rest.count) / speed : .infinity
+            let finish = speed.map { $0 > 0 ? Double(rest.count) / $0 : .infinity } ?? 0
             guard let offset = splitPoint(rest, victimRate: speed, freshRate: fresh) else { continue }
             if best == nil || finish > best!.finish { best = (index, offset, finish) }
         }
         return best.map { ($0.index, $0.offset) }
     }
 
-    /// Where to cut `rest` so that its current request (at `victimRate`) and a new connection (at
-    /// `freshRate`, after the set-up time) finish together; `nil` when the cut gains too little.
+    /// Where to cut `rest` so that its current request (at `victimRate`; `nil`: not known yet)
+    /// and a new connection (at `freshRate`, after the set-up time) finish together; `nil` when
+    /// the cut gains too little.
     ///
     /// The victim keeps `x` bytes with `x / v = t0 + (R - x) / f`, so `x = v (t0 f + R) / (v + f)`.
-    func splitPoint(_ rest: ByteRange, victimRate v: Double, freshRate f: Double) -> Int64? {
+    func splitPoint(_ rest: ByteRange, victimRate: Double?, freshRate f: Double) -> Int64? {
         let total = Double(rest.count)
         let t0 = setup
-        let keep: Double
-        if f <= 0 {
-            // Nothing measured yet: halve.
-            keep = total / 2
-        } else if v <= 0 {
-            keep = 0
+        var offset: Int64
+        if let v = victimRate, v <= 0 {
+            // Judged and stalled: the fresh connection takes everything.
+            return rest.lower
+        } else if let v = victimRate, f > 0 {
+            let keep = min(total, v * (t0 * f + total) / (v + f))
+            let gain = (total - keep) / v
+            guard gain >= max(tuning.minimumGainSeconds, tuning.minimumGainSetupTimes * t0) else { return nil }
+            // A slow request is cancelled outright: the fresh connection takes the whole rest.
+            if v < tuning.slowFraction * f { return rest.lower }
+            offset = rest.lower + Int64(keep)
         } else {
-            keep = min(total, v * (t0 * f + total) / (v + f))
+            // Nothing measured yet: halve.
+            offset = rest.lower + rest.count / 2
         }
-        let gain = (v > 0 ? total / v : .infinity) - (v > 0 ? keep / v : t0 + total / max(f, 1))
-        guard gain >= max(tuning.minimumGainSeconds, tuning.minimumGainSetupTimes * t0) else { return nil }
-        // A slow request is cancelled outright: the fresh connection takes the whole rest.
-        if v < tuning.slowFraction * f { return rest.lower }
-        var offset = rest.lower + Int64(keep)
         if offset > rest.lower {
             let aligned = offset / tuning.splitAlignmentBytes * tuning.splitAlignmentBytes
             if aligned > rest.lower { offset = aligned }
