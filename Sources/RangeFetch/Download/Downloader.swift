@@ -3,7 +3,7 @@
 /// ```swift
 /// var options = DownloadOptions()
 /// options.destination = .directory("/tmp")
-/// options.connections = 16
+/// options.connections = .automatic   // or .fixed(16)
 /// let summary = try await Downloader(options: options).download("https://example.com/big.iso") { event in
 ///     if case .progress(let progress) = event { print(ProgressRenderer.bar(progress)) }
 /// }
