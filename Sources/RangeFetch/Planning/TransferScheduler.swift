@@ -11,13 +11,6 @@ struct SchedulerSegment: Sendable, Equatable {
     var transfer: SchedulerTransfer?
     /// Monotonic time before which it must not be (re)started (retry backoff).
     var readyAt: Double = 0
-
-    init(id: Int, outstanding: ByteRange, transfer: SchedulerTransfer? = nil, readyAt: Double = 0) {
-        self.id = id
-        self.outstanding = outstanding
-        self.transfer = transfer
-        self.readyAt = readyAt
-    }
 }
 
 /// One in-flight request, as the scheduler sees it.

@@ -2,7 +2,8 @@ import CCurl
 
 /// Reports from the engine thread, delivered synchronously on it: keep handlers short.
 enum EngineEvent: Sendable {
-    /// Bytes of the file received so far (written or buffered), including any resumed prefix.
+    /// Bytes of the file received so far (written, queued for writing or buffered), including any
+    /// resumed prefix.
     /// `contiguousBytes`: the prefix `[0, n)` already passed to `pwrite`.
     /// `targetConnections`: how many connections the scheduler allows now.
     case progress(receivedBytes: Int64, contiguousBytes: Int64, activeConnections: Int, targetConnections: Int)
@@ -96,7 +97,6 @@ final class EngineSegment {
 /// ``CheckpointPolicy``; retry delays from the ``RetryPolicy``.
 final class TransferEngine {
     private let configuration: EngineConfiguration
-    private let file: PartialFile
     private let cancellation: CancellationFlag
     private let report: @Sendable (EngineEvent) -> Void
     private let multi = CurlMulti()
@@ -120,7 +120,6 @@ final class TransferEngine {
     init(configuration: EngineConfiguration, file: PartialFile, cancellation: CancellationFlag,
          report: @escaping @Sendable (EngineEvent) -> Void) {
         self.configuration = configuration
-        self.file = file
         self.cancellation = cancellation
         self.report = report
         segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
