@@ -65,7 +65,7 @@ struct RangeFetchCommand: AsyncParsableCommand {
         Exit codes: 0 ok, 1 other, 2 usage, 3 network/HTTP, 4 file system, 5 checksum, 130 interrupted.
         """,
         version: RangeFetchVersion.string,
-        subcommands: [Get.self, Verify.self],
+        subcommands: [Get.self, Verify.self, Bench.self],
         defaultSubcommand: Get.self
     )
 }

@@ -103,9 +103,20 @@ public enum ProgressRenderer {
     }
 }
 
-/// A flat JSON object built field by field, with correct string escaping.
+/// A flat JSON object built field by field, with correct string escaping. Every object starts
+/// with `"version":` ``schemaVersion`` (see docs/events.schema.json).
 struct JSONObject {
-    private var fields: [String] = []
+    /// The version of the event format; it changes only when a field changes meaning or goes away
+    /// (new events and fields may appear without a change).
+    static let schemaVersion = 1
+
+    private var fields: [String] = ["\"version\":\(JSONObject.schemaVersion)"]
+
+    /// A number with `places` decimals (`null` when absent or not finite).
+    mutating func add(_ key: String, _ value: Double?, places: Int) {
+        let text = value.flatMap { $0.isFinite ? formatDecimal($0, places: places) : nil } ?? "null"
+        fields.append("\(Self.quote(key)):\(text)")
+    }
 
     mutating func add(_ key: String, _ value: String?) {
         fields.append("\(Self.quote(key)):\(value.map(Self.quote) ?? "null")")

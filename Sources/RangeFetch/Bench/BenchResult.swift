@@ -1,0 +1,97 @@
+/// One run of one step: `connections` ranged requests in parallel, measured.
+public struct BenchSample: Sendable, Equatable {
+    public var connections: Int
+    /// Bytes received (`--sink null`) or written (`--sink disk`) by all connections.
+    public var bytes: Int64
+    /// Wall-clock seconds from the first request to the last byte (or the deadline).
+    public var seconds: Double
+    /// Each connection's bytes per second over its own lifetime.
+    public var connectionBytesPerSecond: [Double]
+    /// Median over connections of seconds from the request to the first response byte.
+    public var timeToFirstByteSeconds: Double
+    /// Median over connections of seconds to set up the TCP (and TLS) connection.
+    public var connectSeconds: Double
+    /// User plus system CPU seconds this process used during the run (`getrusage`).
+    public var cpuSeconds: Double
+    /// Requests retried after a transport failure.
+    public var retries: Int
+
+    public init(connections: Int, bytes: Int64, seconds: Double, connectionBytesPerSecond: [Double],
+                timeToFirstByteSeconds: Double, connectSeconds: Double, cpuSeconds: Double, retries: Int) {
+        self.connections = connections
+        self.bytes = bytes
+        self.seconds = seconds
+        self.connectionBytesPerSecond = connectionBytesPerSecond
+        self.timeToFirstByteSeconds = timeToFirstByteSeconds
+        self.connectSeconds = connectSeconds
+        self.cpuSeconds = cpuSeconds
+        self.retries = retries
+    }
+
+    /// Aggregate throughput, bytes per second.
+    public var bytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds : 0 }
+}
+
+/// One step of the sweep: every run at one connection count, summarised.
+public struct BenchStep: Sendable, Equatable {
+    public var connections: Int
+    public var samples: [BenchSample]
+
+    public init(connections: Int, samples: [BenchSample]) {
+        self.connections = connections
+        self.samples = samples
+    }
+
+    /// Median aggregate throughput over the runs, bytes per second.
+    public var medianBytesPerSecond: Double { median(samples.map(\.bytesPerSecond)) }
+    public var minimumBytesPerSecond: Double { samples.map(\.bytesPerSecond).min() ?? 0 }
+    public var maximumBytesPerSecond: Double { samples.map(\.bytesPerSecond).max() ?? 0 }
+    /// The slowest connection of each run, median over runs.
+    public var slowestConnectionBytesPerSecond: Double { median(samples.map { $0.connectionBytesPerSecond.min() ?? 0 }) }
+    /// The fastest connection of each run, median over runs.
+    public var fastestConnectionBytesPerSecond: Double { median(samples.map { $0.connectionBytesPerSecond.max() ?? 0 }) }
+    public var timeToFirstByteSeconds: Double { median(samples.map(\.timeToFirstByteSeconds)) }
+    public var connectSeconds: Double { median(samples.map(\.connectSeconds)) }
+    public var medianBytes: Int64 { Int64(median(samples.map { Double($0.bytes) })) }
+    public var medianSeconds: Double { median(samples.map(\.seconds)) }
+    /// CPU seconds per GiB over all runs of the step.
+    public var cpuSecondsPerGiB: Double {
+        let bytes = samples.reduce(Int64(0)) { $0 + $1.bytes }
+        guard bytes > 0 else { return 0 }
+        return samples.reduce(0) { $0 + $1.cpuSeconds } / (Double(bytes) / Double(1 << 30))
+    }
+    /// CPU seconds per wall-clock second (1.0: one core busy), over all runs.
+    public var cpuCores: Double {
+        let seconds = samples.reduce(0) { $0 + $1.seconds }
+        return seconds > 0 ? samples.reduce(0) { $0 + $1.cpuSeconds } / seconds : 0
+    }
+    public var retries: Int { samples.reduce(0) { $0 + $1.retries } }
+}
+
+/// The middle value (the mean of the two middle values for an even count); 0 when empty.
+func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// Everything `rangefetch bench` found.
+public struct BenchReport: Sendable, Equatable {
+    /// What was measured.
+    public var url: String
+    public var size: Int64?
+    public var sink: BenchPlan.Sink
+    /// Set when only one plain stream could be measured, saying why (no ranges, unknown size).
+    public var oneStreamReason: String?
+    public var steps: [BenchStep]
+    /// With `--sink disk`: the same measurement at the knee with bytes discarded, to tell a
+    /// disk limit from a network one.
+    public var nullSinkAtKnee: BenchStep?
+    /// Online processors (`sysconf(_SC_NPROCESSORS_ONLN)`).
+    public var processors: Int
+
+    public var verdict: BenchVerdict {
+        BenchVerdict(steps: steps, oneStreamReason: oneStreamReason, nullSinkAtKnee: nullSinkAtKnee)
+    }
+}

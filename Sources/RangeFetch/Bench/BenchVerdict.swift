@@ -1,0 +1,81 @@
+/// What a sweep means: the knee (the connection count worth using) and the likely limit.
+/// A pure function of the measured steps.
+public struct BenchVerdict: Sendable, Equatable {
+    /// The likely bottleneck.
+    public enum Limit: String, Sendable {
+        /// Each connection is capped: throughput grows with the count.
+        case perConnectionCap = "per-connection cap"
+        /// One connection already reaches what the link or the server gives.
+        case linkOrServer = "link or server"
+        /// rangefetch's own measuring thread is busy all the time.
+        case cpu = "CPU"
+        /// Writing to disk is slower than receiving.
+        case disk = "disk"
+        /// Only one plain stream could be measured.
+        case oneStream = "one stream only"
+        /// Nothing arrived.
+        case none = "nothing measured"
+    }
+
+    /// The smallest count whose median throughput is within 5 % of the best step's.
+    public var recommendedConnections: Int
+    public var best: (connections: Int, bytesPerSecond: Double)
+    public var limit: Limit
+    /// One sentence for people.
+    public var summary: String
+
+    /// A measuring thread busier than this share of one core is the limit itself.
+    static let busyCoreShare = 0.85
+    /// Growth from the first step to the best above which connections are capped (1.5: +50 %).
+    static let cappedGrowth = 1.5
+    /// Disk sink slower than this share of the null sink at the same count: the disk limits.
+    static let diskShare = 0.85
+
+    public static func == (a: BenchVerdict, b: BenchVerdict) -> Bool {
+        a.recommendedConnections == b.recommendedConnections && a.best == b.best && a.limit == b.limit && a.summary == b.summary
+    }
+
+    public init(steps: [BenchStep], oneStreamReason: String? = nil, nullSinkAtKnee: BenchStep? = nil) {
+        guard let bestStep = steps.max(by: { $0.medianBytesPerSecond < $1.medianBytesPerSecond }),
+              bestStep.medianBytesPerSecond > 0 else {
+            recommendedConnections = 1
+            best = (1, 0)
+            limit = .none
+            summary = "nothing was received, so there is no verdict"
+            return
+        }
+        let bestRate = bestStep.medianBytesPerSecond
+        best = (bestStep.connections, bestRate)
+        let knee = steps.first { $0.medianBytesPerSecond * BenchPlan.growthThreshold >= bestRate } ?? bestStep
+        recommendedConnections = knee.connections
+        let rate = { (value: Double) in ByteCount.format(Int64(value)) + "/s" }
+        if let oneStreamReason {
+            limit = .oneStream
+            summary = "one stream only (\(oneStreamReason)): \(rate(bestRate)); more connections cannot be measured"
+            return
+        }
+        if let null = nullSinkAtKnee, null.medianBytesPerSecond > 0,
+           knee.medianBytesPerSecond < null.medianBytesPerSecond * Self.diskShare {
+            limit = .disk
+            summary = "disk: writing reaches \(rate(knee.medianBytesPerSecond)) at \(knee.connections) connections, discarding the bytes \(rate(null.medianBytesPerSecond))"
+            return
+        }
+        if bestStep.cpuCores >= Self.busyCoreShare {
+            limit = .cpu
+            summary = "CPU: rangefetch kept \(formatDecimal(bestStep.cpuCores * 100, places: 0)) % of a core busy at \(rate(bestRate)); the network may be faster than this machine can take"
+            return
+        }
+        let first = steps[0]
+        let growth = first.medianBytesPerSecond > 0 ? bestRate / first.medianBytesPerSecond : .infinity
+        if growth >= Self.cappedGrowth {
+            limit = .perConnectionCap
+            let stillGrowing = knee.connections == steps.last?.connections && steps.count > 1
+            summary = "per-connection cap: \(first.connections) connection\(first.connections == 1 ? "" : "s") got \(rate(first.medianBytesPerSecond)), \(bestStep.connections) got \(rate(bestRate))"
+                + (stillGrowing ? "; still growing at the largest count measured, so more connections may help"
+                                : "; beyond \(knee.connections) the link or server is the limit")
+        } else {
+            limit = .linkOrServer
+            summary = "link or server: \(first.connections) connection\(first.connections == 1 ? "" : "s") already reach\(first.connections == 1 ? "es" : "") \(rate(first.medianBytesPerSecond)); more connections add little"
+        }
+    }
+}
