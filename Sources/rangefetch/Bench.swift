@@ -22,8 +22,8 @@ struct Bench: AsyncParsableCommand {
         Examples:
           rangefetch bench https://example.com/big.iso
           rangefetch bench -n 1,4,16,64 --duration 10 --runs 5 https://host/f
-          rangefetch bench --sink disk --dir /data https://host/f     # is the disk the limit?
-          rangefetch bench --json https://host/f | jq 'select(.event == "bench_summary")'
+          rangefetch bench --sink disk -d /data https://host/f   # disk the limit?
+          rangefetch bench --json https://host/f | jq .verdict
         """
     )
 
@@ -73,6 +73,7 @@ struct Bench: AsyncParsableCommand {
             throw ValidationError("--sink takes null or disk (got '\(sink)')")
         }
         try network.check()
+        if network.maxSpeed != nil { throw ValidationError("bench measures the link; it does not take --max-speed") }
         var plan = makePlan()
         plan.connectionCounts = counts
         if let problem = plan.problem() { throw ValidationError(problem) }

@@ -8,10 +8,7 @@ struct Get: AsyncParsableCommand {
         commandName: "get",
         abstract: "Download a URL as parallel byte ranges (the default command).",
         discussion: """
-        Bytes go to NAME.part beside the output, with a resume journal NAME.part.rfjournal.
-        Running the same command again after Ctrl-C, a crash or a lost connection continues
-        where it stopped, provided the server still has the same file (same size, ETag and
-        Last-Modified); otherwise it starts over and says so.
+        Bytes go to NAME.part beside the output, with a resume journal NAME.part.rfjournal. Running the same command again after Ctrl-C, a crash or a lost connection continues where it stopped, provided the server still has the same file (same size, ETag and Last-Modified); otherwise it starts over and says so.
 
         Examples:
           rangefetch https://example.com/big.iso                 # into ./big.iso, 8 connections
@@ -44,6 +41,9 @@ struct Get: AsyncParsableCommand {
     @Flag(name: [.short, .customLong("quiet")], help: "No progress bar or summary; errors still go to stderr.")
     var quiet = false
 
+    @Flag(name: [.short, .customLong("verbose")], help: "Also print a line per finished or failed request on stderr: range, HTTP status, bytes, speed, retry number (a request object with --json).")
+    var verbose = false
+
     @OptionGroup var checks: ChecksumOptions
 
     @Option(name: .customLong("print-digest"), help: ArgumentHelp("After the download, print the file's digest in sha256sum format. Example: --print-digest sha256", valueName: "algo"))
@@ -66,6 +66,7 @@ struct Get: AsyncParsableCommand {
     func validate() throws {
         if output != nil && directory != nil { throw ValidationError("use either -o PATH or -d DIR, not both") }
         if overwrite && continueExisting { throw ValidationError("use either --overwrite or --continue, not both") }
+        if quiet && verbose { throw ValidationError("use either -q/--quiet or -v/--verbose, not both") }
         guard let count = connectionCount else {
             throw ValidationError("-n/--connections takes 'auto' or a number from 1 to 64 (got '\(connections)')")
         }
@@ -85,7 +86,7 @@ struct Get: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let reporter = Reporter(json: json, quiet: quiet)
+        let reporter = Reporter(json: json, quiet: quiet, verbose: verbose)
         do {
             try await download(reporter: reporter)
         } catch {

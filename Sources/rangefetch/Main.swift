@@ -52,17 +52,20 @@ struct RangeFetchCommand: AsyncParsableCommand {
         commandName: "rangefetch",
         abstract: "Fast, resumable, verified HTTP(S) downloads over parallel byte ranges.",
         discussion: """
-        rangefetch probes the file, splits it into byte ranges and fetches them over parallel
-        connections straight into NAME.part, which becomes NAME only when every byte has arrived
-        (and matched any checksum). Interrupted downloads resume when the same command is run again.
+        rangefetch probes the file, splits it into byte ranges and fetches them over parallel connections straight into NAME.part, which becomes NAME only when every byte has arrived (and matched any checksum). Interrupted downloads resume when the same command is run again.
+
+        `rangefetch bench URL` measures how fast this machine can pull from a server and how many connections pay off.
 
         Examples:
           rangefetch https://example.com/big.iso
           rangefetch -n 16 -d ~/Downloads https://example.com/model.safetensors
           rangefetch --checksum sha256=9f86d08… -o out.bin https://example.com/file
           rangefetch verify out.bin --checksum-file SHA256SUMS
+          rangefetch bench https://example.com/big.iso
 
         Exit codes: 0 ok, 1 other, 2 usage, 3 network/HTTP, 4 file system, 5 checksum, 130 interrupted.
+
+        Shell completions and the man page: scripts/install-extras.sh (see the README).
         """,
         version: RangeFetchVersion.string,
         subcommands: [Get.self, Verify.self, Bench.self],

@@ -6,13 +6,17 @@ import Synchronization
 
 /// Prints download events: a live bar on a terminal, JSON lines with `--json`, nothing else
 /// when quiet or not on a terminal. Errors always reach standard error as one line.
+/// With `verbose`, every request that ends gets a line on stderr (a `request` object with
+/// `--json`), and slow-connection takeovers are shown (they are always in the JSON).
 final class Reporter: Sendable {
     enum Style: Sendable { case bar, json, silent }
 
     let style: Style
+    let verbose: Bool
     private let lastBarLength = Mutex(0)
 
-    init(json: Bool, quiet: Bool) {
+    init(json: Bool, quiet: Bool, verbose: Bool = false) {
+        self.verbose = verbose
         if json {
             style = .json
         } else if quiet || isatty(STDERR_FILENO) == 0 {
@@ -23,12 +27,18 @@ final class Reporter: Sendable {
     }
 
     func handle(_ event: DownloadEvent) {
+        if case .requestEnded(let end) = event {
+            guard verbose else { return }
+            if style == .json { printLine(ProgressRenderer.json(event)) } else { note(ProgressRenderer.requestLine(end)) }
+            return
+        }
+        if case .warning(let message) = event, style != .json, !verbose, SlowConnectionTakeover.matches(message) { return }
         switch style {
         case .json:
             printLine(ProgressRenderer.json(event))
         case .bar:
             switch event {
-            case .progress(let progress): drawBar(ProgressRenderer.bar(progress))
+            case .progress(let progress): drawBar(ProgressRenderer.bar(progress, columns: Terminal.width()))
             case .warning(let message): note("warning: \(message)")
             case .retrying(let notice):
                 let what = notice.remaining.map { "bytes \($0.lower)-\($0.upper - 1)" } ?? "the probe"

@@ -7,6 +7,7 @@ struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check a file on disk against a checksum, or print its digest.",
+        usage: "rangefetch verify <file> [<options>]",
         discussion: """
         Exits 0 when every given digest matches, 5 on a mismatch, 4 when the file cannot be read.
 

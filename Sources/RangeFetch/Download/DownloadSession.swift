@@ -210,6 +210,8 @@ final class DownloadSession {
                 emit(.retrying(notice))
             case .warning(let message):
                 emit(.warning(message))
+            case .requestEnded(let end):
+                emit(.requestEnded(end))
             }
         }
         do {

@@ -7,6 +7,8 @@ public enum DownloadEvent: Sendable {
     case progress(DownloadProgress)
     case retrying(RetryNotice)
     case warning(String)
+    /// A request ended (finished or failed); for detailed listings, at most one per request.
+    case requestEnded(RequestEnd)
     case verified(DigestValue, source: String)
     case finished(DownloadSummary)
 }

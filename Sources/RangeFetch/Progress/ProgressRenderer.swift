@@ -1,25 +1,91 @@
 /// Turns download events into text for people (a one-line bar) or programs (JSON lines).
 public enum ProgressRenderer {
     /// The live bar's line, without the leading carriage return:
-    /// ` 42.0%  420.0 MiB / 1.0 GiB  105.3 MiB/s  ETA 0:06  16 conns`.
+    /// `[#########---------------]  42.0%  420.0 MiB / 1.0 GiB  105.3 MiB/s  ETA 0:06  16 conns`.
+    /// - Parameter width: columns of the bar graphic.
     public static func bar(_ progress: DownloadProgress, width: Int = 24) -> String {
-        var parts: [String] = []
-        if let fraction = progress.fraction {
-            let filled = Int((fraction * Double(width)).rounded(.down))
-            let bar = String(repeating: "#", count: min(filled, width)) + String(repeating: "-", count: max(0, width - filled))
-            parts.append("[\(bar)] \(pad(formatDecimal(fraction * 100, places: 1), 5))%")
-            parts.append("\(ByteCount.format(progress.receivedBytes)) / \(ByteCount.format(progress.totalBytes ?? 0))")
-        } else {
-            parts.append(ByteCount.format(progress.receivedBytes))
+        BarParts(progress).line(graphicWidth: width, eta: true, connections: true, total: true)
+    }
+
+    /// The live bar fitted to a terminal `columns` wide: at most `columns - 1` characters, so a
+    /// `\r` redraw never wraps (and so never scrolls). Parts go in this order as space runs out:
+    /// the bar graphic (first shrunk from 30 to 10 columns), the ETA, the connection count, the
+    /// total size; what is left is cut.
+    public static func bar(_ progress: DownloadProgress, columns: Int) -> String {
+        let limit = max(1, columns - 1)
+        let parts = BarParts(progress)
+        let plain = parts.line(graphicWidth: 0, eta: true, connections: true, total: true)
+        if parts.hasGraphic {
+            // "[" + graphic + "]" + two spaces before the rest.
+            let room = limit - plain.count - 4
+            if room >= minimumGraphicWidth {
+                return parts.line(graphicWidth: min(room, maximumGraphicWidth), eta: true, connections: true, total: true)
+            }
         }
-        parts.append("\(ByteCount.format(Int64(progress.bytesPerSecond)))/s")
-        if let eta = progress.etaSeconds { parts.append("ETA \(duration(eta))") }
-        var connections = "\(progress.activeConnections)"
-        if progress.targetConnections > 0 && progress.targetConnections != progress.activeConnections {
-            connections += "/\(progress.targetConnections)"
+        for (eta, connections, total) in [(true, true, true), (false, true, true), (false, false, true), (false, false, false)] {
+            let line = parts.line(graphicWidth: 0, eta: eta, connections: connections, total: total)
+            if line.count <= limit { return line }
         }
-        parts.append("\(connections) conn\(progress.activeConnections == 1 && progress.targetConnections <= 1 ? "" : "s")")
-        return parts.joined(separator: "  ")
+        return String(parts.line(graphicWidth: 0, eta: false, connections: false, total: false).prefix(limit))
+    }
+
+    static let minimumGraphicWidth = 10
+    static let maximumGraphicWidth = 30
+
+    /// The pieces of a bar line, formatted once.
+    private struct BarParts {
+        var fraction: Double?
+        var percent: String?
+        var received: String
+        var total: String?
+        var speed: String
+        var eta: String?
+        var connections: String
+
+        init(_ progress: DownloadProgress) {
+            fraction = progress.fraction
+            percent = progress.fraction.map { ProgressRenderer.pad(formatDecimal($0 * 100, places: 1), 5) + "%" }
+            received = ByteCount.format(progress.receivedBytes)
+            total = progress.totalBytes.map(ByteCount.format)
+            speed = "\(ByteCount.format(Int64(progress.bytesPerSecond)))/s"
+            eta = progress.etaSeconds.map { "ETA \(ProgressRenderer.duration($0))" }
+            var count = "\(progress.activeConnections)"
+            if progress.targetConnections > 0 && progress.targetConnections != progress.activeConnections {
+                count += "/\(progress.targetConnections)"
+            }
+            connections = "\(count) conn\(progress.activeConnections == 1 && progress.targetConnections <= 1 ? "" : "s")"
+        }
+
+        var hasGraphic: Bool { fraction != nil }
+
+        func line(graphicWidth: Int, eta showETA: Bool, connections showConnections: Bool, total showTotal: Bool) -> String {
+            var parts: [String] = []
+            if let fraction, let percent {
+                if graphicWidth > 0 {
+                    let filled = min(graphicWidth, Int((fraction * Double(graphicWidth)).rounded(.down)))
+                    parts.append("[" + String(repeating: "#", count: filled) + String(repeating: "-", count: graphicWidth - filled) + "] " + percent)
+                } else {
+                    parts.append(String(percent.trimmingASCIIWhitespace()))
+                }
+            }
+            parts.append(showTotal && total != nil ? "\(received) / \(total!)" : received)
+            parts.append(speed)
+            if showETA, let eta { parts.append(eta) }
+            if showConnections { parts.append(connections) }
+            return parts.joined(separator: "  ")
+        }
+    }
+
+    /// One `--verbose` line for a request that ended:
+    /// `bytes 0-1048575: HTTP 206, 1.0 MiB in 0.12 s (8.3 MiB/s)`, plus `, retry 2` and
+    /// `, failed: reason` when they apply.
+    public static func requestLine(_ end: RequestEnd) -> String {
+        var text = end.range.map { "bytes \($0.lower)-\($0.upper - 1)" } ?? "whole file"
+        text += ": " + (end.status == 0 ? "no response" : "HTTP \(end.status)")
+        text += ", \(ByteCount.format(end.bytes)) in \(formatDecimal(end.seconds, places: 2)) s (\(ByteCount.format(Int64(end.bytesPerSecond)))/s)"
+        if end.retry > 0 { text += ", retry \(end.retry)" }
+        if let failure = end.failure { text += ", failed: \(failure)" }
+        return text
     }
 
     /// One JSON object for `event` (no trailing newline).
@@ -61,6 +127,15 @@ public enum ProgressRenderer {
         case .warning(let message):
             object.add("event", "warning")
             object.add("message", message)
+        case .requestEnded(let end):
+            object.add("event", "request")
+            object.add("range", end.range.map { $0.isEmpty ? "" : $0.httpRangeSpec })
+            object.add("status", end.status)
+            object.add("bytes", end.bytes)
+            object.add("seconds", end.seconds, places: 3)
+            object.add("bytes_per_second", Int64(end.bytesPerSecond))
+            object.add("retry", end.retry)
+            object.add("failure", end.failure)
         case .verified(let digest, let source):
             object.add("event", "verified")
             object.add("algorithm", digest.algorithm.rawValue)
@@ -98,7 +173,7 @@ public enum ProgressRenderer {
         return hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(secs))" : "\(minutes):\(twoDigits(secs))"
     }
 
-    private static func pad(_ text: String, _ width: Int) -> String {
+    fileprivate static func pad(_ text: String, _ width: Int) -> String {
         String(repeating: " ", count: max(0, width - text.count)) + text
     }
 }

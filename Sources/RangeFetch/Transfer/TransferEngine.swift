@@ -14,6 +14,8 @@ enum EngineEvent: Sendable {
     case retrying(RetryNotice)
     /// Something odd that did not stop the download.
     case warning(String)
+    /// A request finished or failed (for `--verbose` listings).
+    case requestEnded(RequestEnd)
 }
 
 /// A segment request failed and is scheduled again.
@@ -302,7 +304,7 @@ final class TransferEngine {
         nextSegmentID += 1
         if cut == segment.outstanding.lower {
             let speed = Double(transfer.bytesReceived) / max(now - transfer.startedAt, 0.001)
-            report(.warning("connection for bytes \(segment.outstanding.httpRangeSpec) was slow (\(ByteCount.format(Int64(speed)))/s on average); a fresh connection took over"))
+            report(.warning(SlowConnectionTakeover.message(range: segment.outstanding, bytesPerSecond: speed)))
             detach(transfer)
         }
         segment.state.range.upper = cut
@@ -350,6 +352,10 @@ final class TransferEngine {
         if transfer.head.status != 0 { transfer.validateHead() }
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
+        report(.requestEnded(RequestEnd(
+            range: transfer.requested, status: transfer.head.status, bytes: transfer.bytesReceived,
+            seconds: MonotonicTime.now() - transfer.startedAt, retry: segment.triesWithoutProgress,
+            failure: transfer.failure?.error.message ?? (result == CURLE_OK ? nil : result.explanation))))
         if segment.state.written > segment.bestWritten {
             segment.bestWritten = segment.state.written
             segment.triesWithoutProgress = 0

@@ -1,0 +1,43 @@
+/// One HTTP request of a download that has ended, for `--verbose` listings: what it asked for,
+/// what came back and how fast.
+public struct RequestEnd: Sendable, Equatable {
+    /// The bytes asked for; `nil` for a plain (non-ranged) request.
+    public var range: ByteRange?
+    /// The response's status code; 0 when no response arrived.
+    public var status: Int
+    /// Body bytes this request delivered.
+    public var bytes: Int64
+    /// Seconds from the request's start to its end.
+    public var seconds: Double
+    /// Failed tries of this range before this request (0: the first try).
+    public var retry: Int
+    /// Why the request failed, or `nil` when it ended well.
+    public var failure: String?
+
+    public init(range: ByteRange?, status: Int, bytes: Int64, seconds: Double, retry: Int, failure: String?) {
+        self.range = range
+        self.status = status
+        self.bytes = bytes
+        self.seconds = seconds
+        self.retry = retry
+        self.failure = failure
+    }
+
+    /// Bytes per second over the request's life.
+    public var bytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds : 0 }
+}
+
+/// The warning a download reports when the scheduler replaces a slow connection, and a way to
+/// recognise it (front ends show it only when asked for detail: it is routine, not a problem).
+public enum SlowConnectionTakeover {
+    static func message(range: ByteRange, bytesPerSecond: Double) -> String {
+        "connection for bytes \(range.httpRangeSpec) was slow (\(ByteCount.format(Int64(bytesPerSecond)))/s on average); \(marker)"
+    }
+
+    private static let marker = "a fresh connection took over"
+
+    /// Whether a ``DownloadEvent/warning(_:)`` message is a slow-connection takeover.
+    public static func matches(_ message: String) -> Bool {
+        message.hasSuffix(marker)
+    }
+}
