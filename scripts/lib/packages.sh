@@ -20,7 +20,7 @@ rf_need_packages() {
 
 # The system libraries and tools every build and test needs.
 rf_base_packages() {
-    rf_need_packages libcurl4-openssl-dev libssl-dev openssl pkg-config ca-certificates curl nginx python3
+    rf_need_packages libcurl4-openssl-dev libssl-dev openssl pkg-config ca-certificates curl nginx python3 python3-jsonschema
 }
 
 # rf_require_swift: fail clearly when the Swift toolchain is missing (it is not a Debian package).

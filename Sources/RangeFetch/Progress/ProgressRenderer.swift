@@ -115,14 +115,14 @@ public enum ProgressRenderer {
             object.add("received_bytes", progress.receivedBytes)
             object.add("total_bytes", progress.totalBytes)
             object.add("bytes_per_second", Int64(progress.bytesPerSecond))
-            object.add("eta_seconds", progress.etaSeconds.map { formatDecimal($0, places: 1) })
+            object.add("eta_seconds", progress.etaSeconds, places: 1)
             object.add("active_connections", progress.activeConnections)
             object.add("target_connections", progress.targetConnections)
         case .retrying(let notice):
             object.add("event", "retry")
             object.add("range", notice.remaining.map { $0.isEmpty ? "" : $0.httpRangeSpec })
             object.add("retry", notice.retry)
-            object.add("delay_seconds", formatDecimal(notice.delaySeconds, places: 2))
+            object.add("delay_seconds", notice.delaySeconds, places: 2)
             object.add("reason", notice.reason)
         case .warning(let message):
             object.add("event", "warning")
@@ -147,10 +147,10 @@ public enum ProgressRenderer {
             object.add("bytes", summary.bytes)
             object.add("transferred_bytes", summary.transferredBytes)
             object.add("resumed_bytes", summary.resumedBytes)
-            object.add("elapsed_seconds", formatDecimal(summary.elapsedSeconds, places: 3))
+            object.add("elapsed_seconds", summary.elapsedSeconds, places: 3)
             object.add("bytes_per_second", Int64(summary.bytesPerSecond))
             object.add("already_complete", summary.alreadyComplete)
-            object.add("verification_seconds", summary.verificationSeconds.map { formatDecimal($0, places: 4) })
+            object.add("verification_seconds", summary.verificationSeconds, places: 4)
         }
         return object.text
     }
