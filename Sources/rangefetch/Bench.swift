@@ -124,7 +124,7 @@ struct Bench: AsyncParsableCommand {
         } else {
             let bold = Terminal.allowsEmphasis(on: STDOUT_FILENO)
             var table = BenchRenderer.table(report).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            table[0] = Terminal.bold(table[0], enabled: bold)
+            table[1] = Terminal.bold(table[1], enabled: bold)
             writeOut(table.joined(separator: "\n") + "\n" + BenchRenderer.chart(report, width: min(Terminal.width(), 100)) + "\n"
                      + BenchRenderer.conclusion(report), to: STDOUT_FILENO)
         }

@@ -57,26 +57,40 @@ public enum BenchRenderer {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The table for a terminal, one row per step; fits 80 columns.
+    /// The table for a terminal, one row per step, under a caption naming the units; fits 80
+    /// columns. Rates share one unit (the best step's) so the columns line up.
     public static func table(_ report: BenchReport) -> String {
-        let header = ["conns", "median", "spread ±", "slowest", "fastest", "TTFB", "setup", "CPU s/GiB", "retries"]
+        let all = report.steps + (report.nullSinkAtKnee.map { [$0] } ?? [])
+        let (unitName, unitBytes) = unit(for: all.map(\.medianBytesPerSecond).max() ?? 0)
+        let number = { (rate: Double) in formatDecimal(rate / unitBytes, places: 1) }
+        let header = ["conns", "\(unitName)/s", "±", "slowest", "fastest", "TTFB ms", "setup ms", "CPU s/GiB", "retries"]
         var rows: [[String]] = []
         let steps = report.steps.map { ($0, "") } + (report.nullSinkAtKnee.map { [($0, " null")] } ?? [])
         for (step, label) in steps {
             let spread = (step.maximumBytesPerSecond - step.minimumBytesPerSecond) / 2
-            rows.append(["\(step.connections)\(label)", rate(step.medianBytesPerSecond), step.samples.count > 1 ? rate(spread) : "-",
-                         rate(step.slowestConnectionBytesPerSecond), rate(step.fastestConnectionBytesPerSecond),
-                         milliseconds(step.timeToFirstByteSeconds), milliseconds(step.connectSeconds),
+            rows.append(["\(step.connections)\(label)", number(step.medianBytesPerSecond), step.samples.count > 1 ? number(spread) : "-",
+                         number(step.slowestConnectionBytesPerSecond), number(step.fastestConnectionBytesPerSecond),
+                         formatDecimal(step.timeToFirstByteSeconds * 1000, places: 1), formatDecimal(step.connectSeconds * 1000, places: 1),
                          formatDecimal(step.cpuSecondsPerGiB, places: 2), String(step.retries)])
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         let line = { (cells: [String]) in
-            cells.enumerated().map { index, cell in
-                let padding = String(repeating: " ", count: widths[index] - cell.count)
-                return padding + cell
-            }.joined(separator: "  ")
+            cells.enumerated().map { index, cell in String(repeating: " ", count: widths[index] - cell.count) + cell }
+                .joined(separator: "  ")
         }
-        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
+        let runs = report.steps.first?.samples.count ?? 0
+        let caption = "\(unitName)/s: median of \(runs) run\(runs == 1 ? "" : "s")\(runs > 1 ? " (± half the spread)" : ""); slowest/fastest: one connection"
+        return ([caption, line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
+    }
+
+    /// The binary unit in which `bytesPerSecond` is at least 1 (B, KiB, MiB, GiB) and its size.
+    static func unit(for bytesPerSecond: Double) -> (String, Double) {
+        var name = "B", size = 1.0
+        for next in ["KiB", "MiB", "GiB"] where bytesPerSecond >= size * 1024 {
+            name = next
+            size *= 1024
+        }
+        return (name, size)
     }
 
     /// A horizontal bar per step, scaled to the best, at most `width` columns wide.

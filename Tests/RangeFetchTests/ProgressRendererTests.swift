@@ -1,0 +1,54 @@
+import Testing
+@testable import RangeFetch
+
+/// The live bar at terminal widths, the `--verbose` line and the JSON version field.
+struct ProgressRendererTests {
+    static let progress = DownloadProgress(receivedBytes: 420 << 20, totalBytes: 1 << 30, bytesPerSecond: 105.3 * 1048576,
+                                           etaSeconds: 6, activeConnections: 12, targetConnections: 16)
+
+    @Test(arguments: [40, 60, 80, 120, 20, 10, 1])
+    func barNeverReachesTheLastColumn(columns: Int) {
+        let line = ProgressRenderer.bar(Self.progress, columns: columns)
+        #expect(line.count <= max(1, columns - 1), "\(columns): '\(line)'")
+        #expect(!line.contains("\n"))
+    }
+
+    @Test func partsGoInOrderAsTheTerminalNarrows() {
+        let wide = ProgressRenderer.bar(Self.progress, columns: 120)
+        #expect(wide.hasPrefix("[") && wide.contains("ETA") && wide.contains("12/16 conns") && wide.contains("/ 1.0 GiB"))
+        let eighty = ProgressRenderer.bar(Self.progress, columns: 80)
+        #expect(eighty.hasPrefix("[") && eighty.contains("ETA") && eighty.contains("conns"))
+        let sixty = ProgressRenderer.bar(Self.progress, columns: 60)
+        #expect(sixty.hasPrefix("41.0%") && sixty.contains("conns") && !sixty.contains("ETA"), "ETA goes second: \(sixty)")
+        let forty = ProgressRenderer.bar(Self.progress, columns: 40)
+        #expect(!forty.hasPrefix("["), "the graphic goes first: \(forty)")
+        #expect(forty.contains("41.0%") && forty.contains("MiB/s") && !forty.contains("conns"), "then the connections: \(forty)")
+        // Each narrower line keeps a subset of the wider one's parts.
+        #expect(!ProgressRenderer.bar(Self.progress, columns: 30).contains("ETA"))
+    }
+
+    @Test func unknownTotalHasNoGraphic() {
+        let progress = DownloadProgress(receivedBytes: 5 << 20, totalBytes: nil, bytesPerSecond: 1_048_576, etaSeconds: nil,
+                                        activeConnections: 1, targetConnections: 1)
+        #expect(ProgressRenderer.bar(progress, columns: 80) == "5.0 MiB  1.0 MiB/s  1 conn")
+    }
+
+    @Test func verboseRequestLineNamesRangeStatusBytesSpeedAndRetry() {
+        let end = RequestEnd(range: ByteRange(0, 1 << 20), status: 206, bytes: 1 << 20, seconds: 0.5, retry: 2, failure: nil)
+        #expect(ProgressRenderer.requestLine(end) == "bytes 0-1048575: HTTP 206, 1.0 MiB in 0.50 s (2.0 MiB/s), retry 2")
+        let failed = RequestEnd(range: nil, status: 0, bytes: 0, seconds: 1, retry: 0, failure: "could not connect")
+        #expect(ProgressRenderer.requestLine(failed) == "whole file: no response, 0 B in 1.00 s (0 B/s), failed: could not connect")
+    }
+
+    @Test func everyJSONEventStartsWithTheVersion() {
+        let events: [DownloadEvent] = [.progress(Self.progress), .warning("w"),
+                                       .requestEnded(RequestEnd(range: nil, status: 200, bytes: 1, seconds: 1, retry: 0, failure: nil))]
+        for event in events { #expect(ProgressRenderer.json(event).hasPrefix("{\"version\":1,\"event\":")) }
+        #expect(ProgressRenderer.json(.progress(Self.progress)).contains("\"eta_seconds\":6.0"))
+    }
+
+    @Test func takeoverWarningsAreRecognised() {
+        #expect(SlowConnectionTakeover.matches(SlowConnectionTakeover.message(range: ByteRange(0, 10), bytesPerSecond: 5)))
+        #expect(!SlowConnectionTakeover.matches("server sent more bytes than the range"))
+    }
+}
