@@ -79,10 +79,13 @@ final class Reporter: Sendable {
         writeError(text + "\n")
     }
 
+    /// Redraws the bar in place; with the padding that blanks a longer previous line, it stays
+    /// short of the terminal's last column so it never wraps.
     private func drawBar(_ line: String) {
+        let room = max(0, Terminal.width() - 1 - line.count)
         let padding = lastBarLength.withLock { previous -> String in
             defer { previous = line.count }
-            return String(repeating: " ", count: max(0, previous - line.count))
+            return String(repeating: " ", count: min(room, max(0, previous - line.count)))
         }
         writeError("\r" + line + padding)
     }

@@ -144,7 +144,7 @@ final class BenchCLITests {
 enum SchemaValidation {
     static var repository: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().path
+            .deletingLastPathComponent().path
     }
 
     static func expectValid(_ output: String, sourceLocation: SourceLocation = #_sourceLocation) throws {

@@ -14,10 +14,9 @@ public enum ProgressRenderer {
     public static func bar(_ progress: DownloadProgress, columns: Int) -> String {
         let limit = max(1, columns - 1)
         let parts = BarParts(progress)
-        let plain = parts.line(graphicWidth: 0, eta: true, connections: true, total: true)
         if parts.hasGraphic {
-            // "[" + graphic + "]" + two spaces before the rest.
-            let room = limit - plain.count - 4
+            let overhead = parts.line(graphicWidth: minimumGraphicWidth, eta: true, connections: true, total: true).count - minimumGraphicWidth
+            let room = limit - overhead
             if room >= minimumGraphicWidth {
                 return parts.line(graphicWidth: min(room, maximumGraphicWidth), eta: true, connections: true, total: true)
             }
