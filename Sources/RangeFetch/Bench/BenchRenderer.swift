@@ -83,10 +83,11 @@ public enum BenchRenderer {
         return ([caption, line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
     }
 
-    /// The binary unit in which `bytesPerSecond` is at least 1 (B, KiB, MiB, GiB) and its size.
+    /// The largest binary unit (B, KiB, MiB, GiB) in which `bytesPerSecond` is at least 10, and
+    /// its size: the best step reads as 10 to 10239.9 units, slower ones keep a useful digit.
     static func unit(for bytesPerSecond: Double) -> (String, Double) {
         var name = "B", size = 1.0
-        for next in ["KiB", "MiB", "GiB"] where bytesPerSecond >= size * 1024 {
+        for next in ["KiB", "MiB", "GiB"] where bytesPerSecond >= size * 1024 * 10 {
             name = next
             size *= 1024
         }
