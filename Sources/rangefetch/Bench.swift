@@ -126,7 +126,7 @@ struct Bench: AsyncParsableCommand {
             var table = BenchRenderer.table(report).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             table[1] = Terminal.bold(table[1], enabled: bold)
             writeOut(table.joined(separator: "\n") + "\n" + BenchRenderer.chart(report, width: min(Terminal.width(), 100)) + "\n"
-                     + BenchRenderer.conclusion(report), to: STDOUT_FILENO)
+                     + BenchRenderer.conclusion(report, width: Terminal.width()), to: STDOUT_FILENO)
         }
     }
 

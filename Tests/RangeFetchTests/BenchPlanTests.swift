@@ -74,6 +74,20 @@ struct BenchPlanTests {
         #expect(verdict.summary.contains("more connections may help"))
     }
 
+    @Test func aSmallLastGainSaysTheGainsFlatten() {
+        let verdict = BenchVerdict(steps: [Self.step(1, 80e6), Self.step(8, 630e6), Self.step(16, 945e6), Self.step(32, 1008e6)])
+        #expect(verdict.recommendedConnections == 32)
+        #expect(verdict.summary.contains("gains flatten by 32"))
+    }
+
+    @Test func conclusionWrapsToTheTerminal() {
+        let report = BenchReport(url: "u", size: 1, sink: .null, oneStreamReason: nil,
+                                 steps: [Self.step(1, 80e6), Self.step(8, 630e6), Self.step(16, 945e6)], nullSinkAtKnee: nil, processors: 2)
+        let text = BenchRenderer.conclusion(report, width: 60)
+        for line in text.split(separator: "\n") { #expect(line.count < 60, "\(line)") }
+        #expect(text.contains("\n  "))
+    }
+
     @Test func aFlatSweepBlamesTheLinkOrServerWithAKneeOfOne() {
         let verdict = BenchVerdict(steps: [Self.step(1, 1.0e9), Self.step(2, 1.02e9), Self.step(4, 0.98e9)])
         #expect(verdict.recommendedConnections == 1)

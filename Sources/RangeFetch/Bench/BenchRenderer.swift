@@ -112,14 +112,34 @@ public enum BenchRenderer {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The closing lines: the recommendation and the verdict.
-    public static func conclusion(_ report: BenchReport) -> String {
+    /// The closing lines: the recommendation and the verdict, word-wrapped to `width` columns
+    /// with continuation lines indented.
+    public static func conclusion(_ report: BenchReport, width: Int = 80) -> String {
         let verdict = report.verdict
-        var text = ""
-        if let note = report.oneStreamReason { text += "note: one-stream measurement: \(note)\n" }
-        text += "recommended: -n \(verdict.recommendedConnections) (the fewest connections within 5% of the best, \(rate(verdict.best.bytesPerSecond)) at \(verdict.best.connections))\n"
-        text += "verdict: \(verdict.summary)\n"
-        return text
+        var paragraphs: [String] = []
+        if let note = report.oneStreamReason { paragraphs.append("note: one-stream measurement: \(note)") }
+        paragraphs.append("recommended: -n \(verdict.recommendedConnections) (the fewest connections within 5% of the best, \(rate(verdict.best.bytesPerSecond)) at \(verdict.best.connections))")
+        paragraphs.append("verdict: \(verdict.summary)")
+        return paragraphs.map { wrap($0, width: width, indent: "  ") }.joined(separator: "\n") + "\n"
+    }
+
+    /// `text` broken at spaces into lines of at most `width - 1` characters (longer words stay
+    /// whole); lines after the first start with `indent`.
+    static func wrap(_ text: String, width: Int, indent: String) -> String {
+        let limit = max(20, width - 1)
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            let candidate = line.isEmpty ? (lines.isEmpty ? "" : indent) + word : line + " " + word
+            if candidate.count > limit && !line.isEmpty {
+                lines.append(line)
+                line = indent + word
+            } else {
+                line = candidate
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
     }
 
     static func rate(_ bytesPerSecond: Double) -> String { ByteCount.format(Int64(bytesPerSecond)) + "/s" }

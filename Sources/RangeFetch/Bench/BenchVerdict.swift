@@ -28,6 +28,9 @@ public struct BenchVerdict: Sendable, Equatable {
     static let busyCoreShare = 0.85
     /// Growth from the first step to the best above which connections are capped (1.5: +50 %).
     static let cappedGrowth = 1.5
+    /// The last step's growth over the one before at or above which the sweep is "still growing"
+    /// (1.25: +25 %); below it, the gains are flattening.
+    static let stillGrowing = 1.25
     /// Disk sink slower than this share of the null sink at the same count: the disk limits.
     static let diskShare = 0.85
 
@@ -69,10 +72,17 @@ public struct BenchVerdict: Sendable, Equatable {
         let growth = first.medianBytesPerSecond > 0 ? bestRate / first.medianBytesPerSecond : .infinity
         if growth >= Self.cappedGrowth {
             limit = .perConnectionCap
-            let stillGrowing = knee.connections == steps.last?.connections && steps.count > 1
-            summary = "per-connection cap: \(first.connections) connection\(first.connections == 1 ? "" : "s") got \(rate(first.medianBytesPerSecond)), \(bestStep.connections) got \(rate(bestRate))"
-                + (stillGrowing ? "; still growing at the largest count measured, so more connections may help"
-                                : "; beyond \(knee.connections) the link or server is the limit")
+            let head = "per-connection cap: \(first.connections) connection\(first.connections == 1 ? "" : "s") got \(rate(first.medianBytesPerSecond)), \(bestStep.connections) got \(rate(bestRate))"
+            if knee.connections == steps.last?.connections, steps.count > 1 {
+                let previous = steps[steps.count - 2]
+                if knee.medianBytesPerSecond >= previous.medianBytesPerSecond * Self.stillGrowing {
+                    summary = head + "; still growing at the largest count measured, so more connections may help"
+                } else {
+                    summary = head + "; gains flatten by \(knee.connections) (\(previous.connections) got \(rate(previous.medianBytesPerSecond))), so the link or server is near its limit"
+                }
+            } else {
+                summary = head + "; beyond \(knee.connections) the link or server is the limit"
+            }
         } else {
             limit = .linkOrServer
             summary = "link or server: \(first.connections) connection\(first.connections == 1 ? "" : "s") already reach\(first.connections == 1 ? "es" : "") \(rate(first.medianBytesPerSecond)); more connections add little"
