@@ -85,7 +85,9 @@ public struct BenchVerdict: Sendable, Equatable {
             }
         } else {
             limit = .linkOrServer
-            summary = "link or server: \(first.connections) connection\(first.connections == 1 ? "" : "s") already reach\(first.connections == 1 ? "es" : "") \(rate(first.medianBytesPerSecond)); more connections add little"
+            let gain = bestStep.connections == first.connections ? "more connections add nothing"
+                : "\(bestStep.connections) add only \(formatDecimal((growth - 1) * 100, places: 0)) %"
+            summary = "link or server: \(first.connections) connection\(first.connections == 1 ? "" : "s") already reach\(first.connections == 1 ? "es" : "") \(rate(first.medianBytesPerSecond)); \(gain)"
         }
     }
 }
