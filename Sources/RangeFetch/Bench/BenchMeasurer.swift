@@ -82,7 +82,7 @@ private struct Sweep {
         return BenchStep(connections: connections, samples: samples)
     }
 
-    /// Seconds `curl_multi_poll` waits at most, so the deadline and cancellation are noticed.
+    /// Milliseconds `curl_multi_poll` waits at most, so the deadline and cancellation are noticed.
     static let pollMilliseconds: Int32 = 50
 
     private func measureRun(remote: RemoteFile, connections: Int, ranged: Bool, sink: BenchPlan.Sink) throws(DownloadError) -> BenchSample {
