@@ -69,8 +69,8 @@ final class EngineSegment {
     var queued: Int64 = 0
     /// Failed tries since this segment last received a byte.
     var triesWithoutProgress = 0
-    /// The most bytes ever written for this segment: a single stream restarts from zero, so
-    /// only passing this mark counts as progress.
+    /// The most bytes ever written or queued for this segment: a single stream restarts from
+    /// zero, so only passing this mark counts as progress.
     var bestWritten: Int64 = 0
     /// Monotonic time before which it must not be retried.
     var readyAt: Double = 0
@@ -371,8 +371,10 @@ final class TransferEngine {
         if transfer.head.status != 0 { transfer.validateHead() }
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
-        if segment.state.written > segment.bestWritten {
-            segment.bestWritten = segment.state.written
+        // Bytes queued for writing count as progress: their writes land a moment later.
+        let reached = segment.state.written + segment.queued
+        if reached > segment.bestWritten {
+            segment.bestWritten = reached
             segment.triesWithoutProgress = 0
             failuresWithoutProgress = 0
         }
