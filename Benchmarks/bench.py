@@ -194,9 +194,11 @@ class Row:
                 "runs": values}
 
 
-def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None):
+def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None):
     """entries: [(Row, argv)]. Runs round 1 of every entry, then round 2, ...; a failed entry is not
-    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams)."""
+    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams).
+    check() tells whether a run's output is right (default: TARGET has the bytes of source)."""
+    check = check or (lambda: identical(source))
     for index in range(runs):
         for row, argv in entries:
             limit = runs_for(row) or runs
@@ -209,7 +211,7 @@ def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: 
                 row.error = f"run {index + 1}: {failure}"
                 say(f"  {row.label}: failed, {row.error}")
                 continue
-            sample.bytes_ok = identical(source)
+            sample.bytes_ok = check()
             if not sample.bytes_ok:
                 row.bad_runs.append(index + 1)
             row.samples.append(sample)
@@ -403,24 +405,7 @@ def batch_section(section_id, title, commands, pairs, total_bytes, notes):
     every file compared with its source after every run."""
     say()
     say(f"running {title}: {len(commands)} commands x {RUNS} runs, alternating")
-    for index in range(RUNS):
-        for row, argv in commands:
-            if row.error:
-                continue
-            clean()
-            try:
-                sample = timed(argv)
-            except RunFailed as failure:
-                row.error = f"run {index + 1}: {failure}"
-                say(f"  {row.label}: failed, {row.error}")
-                continue
-            sample.bytes_ok = same_files(pairs)
-            if not sample.bytes_ok:
-                row.bad_runs.append(index + 1)
-            row.samples.append(sample)
-            print(f"  run {index + 1}/{RUNS} {row.label}: {sample.wall_s:.2f} s"
-                  + ("" if sample.bytes_ok else "  BYTES DIFFER"), flush=True)
-    clean()
+    measure_alternating(commands, None, RUNS, check=lambda: same_files(pairs))
     rows = [row for row, _ in commands]
     files = len(pairs)
     extra_notes = []

@@ -41,13 +41,7 @@ final class BatchReporter: Sendable {
     private static let fileLines = 8
 
     init(json: Bool, quiet: Bool) {
-        if json {
-            style = .json
-        } else if quiet || isatty(STDERR_FILENO) == 0 {
-            style = .silent
-        } else {
-            style = .bar
-        }
+        style = Reporter.Style(json: json, quiet: quiet)
     }
 
     func begin(urls: [String]) {

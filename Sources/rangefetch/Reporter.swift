@@ -7,19 +7,26 @@ import Synchronization
 /// Prints download events: a live bar on a terminal, JSON lines with `--json`, nothing else
 /// when quiet or not on a terminal. Errors always reach standard error as one line.
 final class Reporter: Sendable {
-    enum Style: Sendable { case bar, json, silent }
+    enum Style: Sendable {
+        case bar, json, silent
+
+        /// JSON when asked; else a bar on a terminal unless quiet; else silent.
+        init(json: Bool, quiet: Bool) {
+            if json {
+                self = .json
+            } else if quiet || isatty(STDERR_FILENO) == 0 {
+                self = .silent
+            } else {
+                self = .bar
+            }
+        }
+    }
 
     let style: Style
     private let lastBarLength = Mutex(0)
 
     init(json: Bool, quiet: Bool) {
-        if json {
-            style = .json
-        } else if quiet || isatty(STDERR_FILENO) == 0 {
-            style = .silent
-        } else {
-            style = .bar
-        }
+        style = Style(json: json, quiet: quiet)
     }
 
     func handle(_ event: DownloadEvent) {
