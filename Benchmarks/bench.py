@@ -8,6 +8,9 @@ Scenarios (each with every tool):
   unthrottled  nginx on 127.0.0.1, nothing in between
   capped       rf-relay in front of nginx: every TCP connection capped at BENCH_RATE_MIB MiB/s
   wan          client and server in two network namespaces joined by rf-wanem (rate, delay, loss)
+Batch sections (many files, rangefetch -i against aria2c -i):
+  many         BENCH_MANY_FILES (1000) files of 64 KiB from nginx, 16 at once: files per second, RSS
+  batchcapped  8 files of 128 MiB through the capped relay, 16 connections in all
 Sections for rangefetch alone: journal (checkpoint cost), checksum (incremental SHA-256 cost),
 hash (digest throughput against sha256sum, openssl and md5sum).
 
@@ -26,7 +29,7 @@ Environment: RANGEFETCH (binary), WORK (scratch directory on disk), OUT (output 
 SOURCE (the file served directly and through the relay), DIRECT_URL, CAPPED_URL (optional),
 WAN_URL, WAN_SOURCE, WAN_NETNS, WAN_DESCRIPTION (optional), BENCH_RATE_MIB (25),
 BENCH_RUNS (3), BENCH_RUNS_SLOW (single-connection tools in the capped and wan scenarios;
-default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,journal,checksum,
+default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,many,batchcapped,journal,checksum,
 hash), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
 RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there).
 """
@@ -60,6 +63,10 @@ TOOL_NAMES = os.environ.get("BENCH_TOOLS", "curl aria2c axel rangefetch").split(
 TIMEOUT_SECONDS = float(os.environ.get("BENCH_TIMEOUT_S", "900"))
 RF_FLAGS = shlex.split(os.environ.get("RF_FLAGS", ""))
 RESULTS_DIR = os.environ.get("RESULTS_DIR", "")
+MANY_DIR = os.environ.get("MANY_DIR", "")          # the small files, served at MANY_URL/<name>
+MANY_URL = os.environ.get("MANY_URL", "")
+BATCH_SOURCE = os.environ.get("BATCH_SOURCE", "")  # one 128 MiB file, served as BATCH_URLS
+BATCH_URLS = os.environ.get("BATCH_URLS", "").split()
 
 TARGET_NAME = "file.bin"
 TARGET = os.path.join(OUT, TARGET_NAME)
@@ -187,9 +194,11 @@ class Row:
                 "runs": values}
 
 
-def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None):
+def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None):
     """entries: [(Row, argv)]. Runs round 1 of every entry, then round 2, ...; a failed entry is not
-    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams)."""
+    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams).
+    check() tells whether a run's output is right (default: TARGET has the bytes of source)."""
+    check = check or (lambda: identical(source))
     for index in range(runs):
         for row, argv in entries:
             limit = runs_for(row) or runs
@@ -202,7 +211,7 @@ def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: 
                 row.error = f"run {index + 1}: {failure}"
                 say(f"  {row.label}: failed, {row.error}")
                 continue
-            sample.bytes_ok = identical(source)
+            sample.bytes_ok = check()
             if not sample.bytes_ok:
                 row.bad_runs.append(index + 1)
             row.samples.append(sample)
@@ -376,6 +385,89 @@ def hash_section():
                                "size_bytes": size, "rows": records})
 
 
+# -- many files -----------------------------------------------------------------------------------
+
+def write_list(name, urls):
+    path = os.path.join(WORK, name)
+    with open(path, "w") as handle:
+        handle.write("\n".join(urls) + "\n")
+    return path
+
+
+def same_files(pairs):
+    """pairs: [(source, output)]; True when every output exists with the source's bytes."""
+    return all(os.path.exists(out) and subprocess.run(["cmp", "-s", source, out]).returncode == 0
+               for source, out in pairs)
+
+
+def batch_section(section_id, title, commands, pairs, total_bytes, notes):
+    """commands: [(Row, argv)] that each fetch every file of `pairs` into OUT; alternating runs,
+    every file compared with its source after every run."""
+    say()
+    say(f"running {title}: {len(commands)} commands x {RUNS} runs, alternating")
+    measure_alternating(commands, None, RUNS, check=lambda: same_files(pairs))
+    rows = [row for row, _ in commands]
+    files = len(pairs)
+    extra_notes = []
+    for row in rows:
+        if row.samples:
+            wall = row.spread("wall_s")
+            extra_notes.append(f"{row.label}: {files / wall['median']:.0f} files/s, "
+                               f"{total_bytes / MIB / wall['median']:.0f} MiB/s (median)")
+    section = table(section_id, title, rows, total_bytes, list(notes) + extra_notes, baselines=False,
+                    extra={"kind": "batch", "files": files})
+    # Against aria2c's best configuration in the section.
+    arias = [r for r in section["rows"] if r["tool"] == "aria2c" and r["status"] == "ok" and r.get("wall_s")]
+    aria = min(arias, key=lambda r: r["wall_s"]["median"]) if arias else None
+    for record in section["rows"]:
+        if aria and record["status"] == "ok" and record.get("wall_s"):
+            record["speed_vs_aria2c"] = round(aria["wall_s"]["median"] / record["wall_s"]["median"], 3)
+            say(f"{record['label']}: {record['speed_vs_aria2c']:.2f}x the speed of {aria['label']} (median wall time ratio)")
+
+
+def many_section():
+    names = sorted(os.listdir(MANY_DIR))
+    listing = write_list("many.txt", [f"{MANY_URL}/{name}" for name in names])
+    pairs = [(os.path.join(MANY_DIR, name), os.path.join(OUT, name)) for name in names]
+    commands = [
+        (Row("aria2c -j16 -i", "aria2c"), ["aria2c", "-q", "-j16", "-i", listing, "-d", OUT, "--file-allocation=none",
+                                          "--allow-overwrite=true", "--auto-file-renaming=false"]),
+        (Row("rangefetch -j 16 -i", "rangefetch", True), [RF, "-q", "-j", "16", "-i", listing, "-d", OUT] + RF_FLAGS),
+    ]
+    for name in names[:64]:
+        warm(os.path.join(MANY_DIR, name))
+    total = sum(os.path.getsize(source) for source, _ in pairs)
+    batch_section("many", f"Many files: {len(names)} x {total // len(names) // 1024} KiB from nginx, 16 at once",
+                  commands, pairs, total,
+                  ["The wall time covers the whole list; rangefetch fdatasyncs every file before its rename."])
+
+
+def batch_capped_section():
+    urls = BATCH_URLS
+    names = [url.rsplit("/", 1)[1] for url in urls]
+    listing = write_list("batch.txt", urls)
+    pairs = [(BATCH_SOURCE, os.path.join(OUT, name)) for name in names]
+    budget = 16
+    per_file = budget // len(urls)
+    commands = [
+        (Row(f"aria2c -j{len(urls)} -x{per_file} -s{per_file} -i", "aria2c"),
+         ["aria2c", "-q", f"-j{len(urls)}", f"-x{per_file}", f"-s{per_file}", "-k1M", "-i", listing, "-d", OUT,
+          "--file-allocation=none", "--allow-overwrite=true", "--auto-file-renaming=false"]),
+        (Row(f"aria2c -j4 -x4 -s4 -i", "aria2c"),
+         ["aria2c", "-q", "-j4", "-x4", "-s4", "-k1M", "-i", listing, "-d", OUT,
+          "--file-allocation=none", "--allow-overwrite=true", "--auto-file-renaming=false"]),
+        (Row(f"rangefetch -j {len(urls)} --max-connections {budget} -i", "rangefetch", True),
+         [RF, "-q", "-j", str(len(urls)), "--max-connections", str(budget), "-i", listing, "-d", OUT] + RF_FLAGS),
+        (Row(f"rangefetch --max-connections {budget} -i (default -j 4)", "rangefetch", True),
+         [RF, "-q", "--max-connections", str(budget), "-i", listing, "-d", OUT] + RF_FLAGS),
+    ]
+    warm(BATCH_SOURCE)
+    batch_section("batchcapped", f"{len(urls)} files of {os.path.getsize(BATCH_SOURCE) // MIB} MiB through the "
+                  f"{RATE_MIB} MiB/s-per-connection relay, {budget} connections in all",
+                  commands, pairs, os.path.getsize(BATCH_SOURCE) * len(urls),
+                  [f"Ceiling: {budget} x {RATE_MIB} MiB/s = {budget * float(RATE_MIB):.0f} MiB/s."])
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 def first_line(argv):
@@ -421,6 +513,10 @@ def main():
                  WAN_URL, WAN_SOURCE, netns=WAN_NETNS,
                  notes=["Client and server in two network namespaces joined by rf-wanem "
                         "(Benchmarks/wanem), a userspace delay-and-loss line over TUN devices."])
+    if MANY_DIR and wanted("many"):
+        many_section()
+    if BATCH_URLS and wanted("batchcapped"):
+        batch_capped_section()
     if "rangefetch" in TOOL_NAMES and wanted("journal"):
         journal_section()
     if "rangefetch" in TOOL_NAMES and wanted("checksum"):

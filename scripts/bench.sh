@@ -12,7 +12,9 @@
 #   BENCH_RUNS (3)             runs per command, alternating between commands
 #   BENCH_RUNS_SLOW            runs of single-connection tools (curl) when capped or on the WAN,
 #                              tens of seconds each (default BENCH_RUNS)
-#   BENCH_ONLY (all)           comma list: unthrottled,capped,wan,journal,checksum,hash
+#   BENCH_ONLY (all)           comma list: unthrottled,capped,wan,many,batchcapped,journal,checksum,hash
+#   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
+#   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
 #   BENCH_TOOLS                subset of "curl aria2c axel rangefetch"
 #   BENCH_RATE_MIB (25)        the capped scenario's limit per TCP connection, MiB/s
 #   BENCH_WAN_RATE_MBIT (400), BENCH_WAN_DELAY_MS (20, round trip), BENCH_WAN_LOSS_PCT (0.1),
@@ -93,12 +95,29 @@ mkdir -p "$work/www" "$work/nginx" "$work/out"
 gcc -O2 -Wall -pthread -o "$work/rf-relay" Benchmarks/relay/rf-relay.c
 gcc -O2 -Wall -o "$work/rf-wanem" Benchmarks/wanem/rf-wanem.c
 
+results=${BENCH_RESULTS_DIR:-Benchmarks/results}
 size_mb=${BENCH_SIZE_MB:-1024}
 wan_mb=${BENCH_WAN_SIZE_MB:-$((size_mb < 256 ? size_mb : 256))}
 echo "bench: generating ${size_mb} MiB of random data (WAN: the first ${wan_mb} MiB)" >&2
 head -c "$((size_mb << 20))" /dev/urandom >"$work/www/file.bin"
 head -c "$((wan_mb << 20))" "$work/www/file.bin" >"$work/www/wan.bin"
 chmod 644 "$work/www/file.bin" "$work/www/wan.bin"
+many_files=${BENCH_MANY_FILES:-1000}
+batch_files=8
+batch_mb=$((size_mb < 128 ? size_mb : 128))
+if wants many; then
+    echo "bench: generating ${many_files} files of 64 KiB" >&2
+    mkdir -p "$work/www/many"
+    python3 -c 'import os,sys; [open(f"{sys.argv[1]}/f{i:05d}.bin","wb").write(os.urandom(65536)) for i in range(int(sys.argv[2]))]' \
+        "$work/www/many" "$many_files"
+    chmod 644 "$work/www/many"/*
+fi
+if wants batchcapped; then
+    # One file under 8 names (hard links): 8 downloads of distinct URLs, one page-cache copy.
+    head -c "$((batch_mb << 20))" "$work/www/file.bin" >"$work/www/part.bin"
+    chmod 644 "$work/www/part.bin"
+    for i in $(seq 1 "$batch_files"); do ln "$work/www/part.bin" "$work/www/part$i.bin"; done
+fi
 
 port=$(rf_free_port)
 rf_nginx_start "$work/nginx" "$port" "$work/www"
@@ -122,7 +141,10 @@ fi
 OUT="$work/out" WORK="$work" SOURCE="$work/www/file.bin" \
 DIRECT_URL="http://127.0.0.1:$port/file.bin" CAPPED_URL="http://127.0.0.1:$relay_port/file.bin" \
 WAN_URL="$wan_url" WAN_SOURCE="$work/www/wan.bin" WAN_NETNS="$RF_WAN_CLIENT_NS" \
-WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR=Benchmarks/results \
+WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR="$results" \
+MANY_DIR="$(wants many && echo "$work/www/many")" MANY_URL="http://127.0.0.1:$port/many" \
+BATCH_SOURCE="$work/www/part.bin" \
+BATCH_URLS="$(wants batchcapped && for i in $(seq 1 "$batch_files"); do echo "http://127.0.0.1:$relay_port/part$i.bin"; done)" \
     python3 Benchmarks/bench.py &
 # In the background and waited for, so that a SIGTERM reaches our trap at once (bash runs traps
 # only between foreground commands), and the trap stops bench.py before tearing down.
@@ -130,5 +152,5 @@ bench_pid=$!
 wait "$bench_pid"
 bench_pid=""
 
-"$venv/bin/python" Benchmarks/chart.py Benchmarks/results/latest.json Benchmarks/results/latest.png
-echo "bench: wrote Benchmarks/results/latest.md, latest.json and latest.png" >&2
+"$venv/bin/python" Benchmarks/chart.py "$results/latest.json" "$results/latest.png"
+echo "bench: wrote $results/latest.md, latest.json and latest.png" >&2

@@ -17,8 +17,23 @@ struct Get: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "The http:// or https:// URL to download.")
-    var url: String
+    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i).")
+    var urls: [String] = []
+
+    @Option(name: [.short, .customLong("input-file")], help: ArgumentHelp("Download every URL listed in this file ('-' for stdin): one URL per line, with aria2c's indented 'out=', 'dir=', 'checksum=', 'header=' lines, or JSON lines {\"url\": …, \"out\": …, \"sha256\": …}. Example: -i models.txt", valueName: "file"))
+    var inputFile: String?
+
+    @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Files downloaded at once in a batch. Example: -j 16", valueName: "n"))
+    var jobs: Int = 4
+
+    @Option(name: .customLong("max-connections-per-host"), help: ArgumentHelp("In a batch, the most connections to any one host at once. Example: --max-connections-per-host 8", valueName: "n"))
+    var maxConnectionsPerHost: Int = 16
+
+    @Option(name: .customLong("shard"), help: ArgumentHelp("Download only the batch entries whose URL hashes to shard K of N (0 <= K < N), so N machines can split one list with no coordinator. Example: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT", valueName: "K/N"))
+    var shard: String?
+
+    @Flag(name: .customLong("fail-fast"), help: "In a batch, stop every file at the first failure (by default the others finish).")
+    var failFast = false
 
     @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this path. Example: -o /tmp/file.iso", valueName: "path"))
     var output: String?
@@ -29,7 +44,7 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel connections: 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64. Example: -n 16", valueName: "n|auto"))
     var connections: String = "auto"
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64. Example: --max-connections 32", valueName: "n"))
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64; in a batch, the connections shared by all files (up to 1024). Example: --max-connections 32", valueName: "n"))
     var maxConnections: Int = 16
 
     @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never split ranges below this size (K/M/G suffixes). Example: --min-segment 4M", valueName: "size"))
@@ -41,7 +56,7 @@ struct Get: AsyncParsableCommand {
     @Flag(name: [.short, .customLong("quiet")], help: "No progress bar or summary; errors still go to stderr.")
     var quiet = false
 
-    @Flag(name: [.short, .customLong("verbose")], help: "Also print a line per finished or failed request on stderr: range, HTTP status, bytes, speed, retry number (a request object with --json).")
+    @Flag(name: [.short, .customLong("verbose")], help: "Also print a line per finished or failed request on stderr: range, HTTP status, bytes, speed, retry number (a request object with --json). Single downloads only.")
     var verbose = false
 
     @OptionGroup var checks: ChecksumOptions
@@ -73,8 +88,15 @@ struct Get: AsyncParsableCommand {
         if case .fixed(let fixed) = count, !DownloadOptions.connectionRange.contains(fixed) {
             throw ValidationError("-n/--connections must be between 1 and 64 (got \(fixed))")
         }
-        guard DownloadOptions.connectionRange.contains(maxConnections) else {
-            throw ValidationError("--max-connections must be between 1 and 64 (got \(maxConnections))")
+        if isBatch {
+            try validateBatch()
+        } else {
+            guard urls.count == 1 else {
+                throw ValidationError("give the URL to download (or -i FILE for a list of them)")
+            }
+            guard DownloadOptions.connectionRange.contains(maxConnections) else {
+                throw ValidationError("--max-connections must be between 1 and 64 (got \(maxConnections))")
+            }
         }
         guard let bytes = ByteCount.parse(minimumSegment), bytes >= DownloadOptions.smallestSegmentBytes else {
             throw ValidationError("--min-segment must be a size of at least 16K, like 1M (got '\(minimumSegment)')")
@@ -86,6 +108,7 @@ struct Get: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if isBatch { return try await runBatch() }
         let reporter = Reporter(json: json, quiet: quiet, verbose: verbose)
         do {
             try await download(reporter: reporter)
@@ -100,7 +123,7 @@ struct Get: AsyncParsableCommand {
             let options = try makeOptions()
             let downloader = Downloader(options: options)
             let task = Task { () async throws(DownloadError) -> DownloadSummary in
-                try await downloader.download(url) { reporter.handle($0) }
+                try await downloader.download(urls[0]) { reporter.handle($0) }
             }
             let interrupts = Interrupts { task.cancel() }
             defer { interrupts.cancel() }
@@ -122,7 +145,7 @@ struct Get: AsyncParsableCommand {
             }
     }
 
-    private func makeOptions() throws(DownloadError) -> DownloadOptions {
+    func makeOptions() throws(DownloadError) -> DownloadOptions {
         var options = DownloadOptions()
         if let output {
             options.destination = .file(output)
@@ -132,7 +155,7 @@ struct Get: AsyncParsableCommand {
         options.connections = connectionCount ?? .automatic
         options.maximumConnections = maxConnections
         options.minimumSegmentBytes = ByteCount.parse(minimumSegment) ?? options.minimumSegmentBytes
-        options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName)
+        if !isBatch { options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName) }
         options.resume = restart ? .restart : .resume
         options.existingFile = overwrite ? .overwrite : (continueExisting ? .continueFrom : .refuse)
         options.journal = !noJournal
@@ -141,7 +164,7 @@ struct Get: AsyncParsableCommand {
     }
 
     /// `-n`: `auto` or a whole number; `nil` when it is neither.
-    private var connectionCount: DownloadOptions.ConnectionCount? {
+    var connectionCount: DownloadOptions.ConnectionCount? {
         if connections.lowercased() == "auto" { return .automatic }
         return Int(connections).map { .fixed($0) }
     }
@@ -149,7 +172,7 @@ struct Get: AsyncParsableCommand {
     /// The name a checksum file's entry should have: the output's, else the URL's last segment.
     private var expectedFileName: String {
         if let output { return output.split(separator: "/").last.map(String.init) ?? output }
-        let path = URLParts(url)?.path ?? ""
+        let path = URLParts(urls.first ?? "")?.path ?? ""
         return FileName.sanitize(FileName.fromURLPath(path) ?? FileName.fallback)
     }
 }

@@ -9,7 +9,20 @@ import Synchronization
 /// With `verbose`, every request that ends gets a line on stderr (a `request` object with
 /// `--json`), and slow-connection takeovers are shown (they are always in the JSON).
 final class Reporter: Sendable {
-    enum Style: Sendable { case bar, json, silent }
+    enum Style: Sendable {
+        case bar, json, silent
+
+        /// JSON when asked; else a bar on a terminal unless quiet; else silent.
+        init(json: Bool, quiet: Bool) {
+            if json {
+                self = .json
+            } else if quiet || isatty(STDERR_FILENO) == 0 {
+                self = .silent
+            } else {
+                self = .bar
+            }
+        }
+    }
 
     let style: Style
     let verbose: Bool
@@ -17,13 +30,7 @@ final class Reporter: Sendable {
 
     init(json: Bool, quiet: Bool, verbose: Bool = false) {
         self.verbose = verbose
-        if json {
-            style = .json
-        } else if quiet || isatty(STDERR_FILENO) == 0 {
-            style = .silent
-        } else {
-            style = .bar
-        }
+        style = Style(json: json, quiet: quiet)
     }
 
     func handle(_ event: DownloadEvent) {

@@ -42,7 +42,7 @@ private struct Sweep {
     let report: @Sendable (BenchMeasurer.Event) -> Void
 
     func run() throws(DownloadError) -> BenchReport {
-        let remote = try Prober(request: plan.request, cancellation: cancellation).probe(url)
+        let remote = try Prober(request: plan.request, cancellation: cancellation, multi: CurlMulti()).probe(url)
         if remote.size == 0 {
             throw DownloadError(.invalidOption, "\(url): the file is empty (0 bytes); there is nothing to measure")
         }
@@ -104,7 +104,7 @@ private struct Sweep {
         }
         let multi = CurlMulti()
         cancellation.attach(multi)
-        defer { cancellation.attach(nil) }
+        defer { cancellation.detach(multi) }
         let cpuBefore = Self.cpuSeconds()
         let start = MonotonicTime.now()
         let deadline = start + plan.durationSeconds

@@ -14,12 +14,30 @@ final class DownloadSession {
     private let cancellation: CancellationFlag
     private let emit: @Sendable (DownloadEvent) -> Void
     private let startedAt = MonotonicTime.now()
+    private let multi: CurlMulti
+    private let sharing: BatchSharing?
 
-    init(url: String, options: DownloadOptions, cancellation: CancellationFlag,
-         emit: @escaping @Sendable (DownloadEvent) -> Void) {
+    /// What a download in a batch shares with the others.
+    struct BatchSharing {
+        var budget: ConnectionBudget
+        /// The file's place in the batch: earlier files get connections first.
+        var priority: Int
+        var claims: PathClaims
+    }
+
+    /// Files smaller than this keep no journal: fetching them again costs less than the
+    /// journal's own writes and syncs would.
+    static let smallFileBytes: Int64 = 2 << 20
+
+    /// - Parameter multi: the libcurl handle to run on (a batch worker reuses one, with its
+    ///   open connections, for file after file).
+    init(url: String, options: DownloadOptions, cancellation: CancellationFlag, multi: CurlMulti = CurlMulti(),
+         sharing: BatchSharing? = nil, emit: @escaping @Sendable (DownloadEvent) -> Void) {
         self.url = url
         self.options = options
         self.cancellation = cancellation
+        self.multi = multi
+        self.sharing = sharing
         self.emit = emit
     }
 
@@ -29,6 +47,9 @@ final class DownloadSession {
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
         let paths = OutputPaths(destination: options.destination, suggestedName: remote.suggestedName)
         try OutputPaths.checkFinalPath(paths.final)
+        if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority) {
+            throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other + 1) of this batch; give one of them another name (out=)")
+        }
         let store = JournalStore(path: paths.journal)
         let expected = expectedDigests(remote)
 
@@ -73,7 +94,7 @@ final class DownloadSession {
 
     /// Probes, retrying transient failures (5xx, 408, 429, resets) with the retry policy.
     private func probe() throws(DownloadError) -> RemoteFile {
-        let prober = Prober(request: options.request, cancellation: cancellation)
+        let prober = Prober(request: options.request, cancellation: cancellation, multi: multi)
         var retries = 0
         while true {
             do {
@@ -118,7 +139,7 @@ final class DownloadSession {
             case .unreadable(let problem):
                 reason = "ignoring an unusable journal (\(problem))"
             case .missing:
-                if partialSize > 0 { reason = "\(file.path) has no journal, so its bytes cannot be trusted" }
+                if partialSize > 0 && size >= Self.smallFileBytes { reason = "\(file.path) has no journal, so its bytes cannot be trusted" }
             }
         } else if partialSize > 0 {
             reason = "--restart given"
@@ -191,14 +212,15 @@ final class DownloadSession {
             minimumSplitBytes: options.minimumSegmentBytes,
             request: options.request, retry: options.retry,
             writeBufferBytes: Self.writeBufferBytes(options),
-            checkpointIntervalSeconds: options.checkpointIntervalSeconds)
+            checkpointIntervalSeconds: options.checkpointIntervalSeconds,
+            lease: sharing.map { ConnectionLease(budget: $0.budget, host: URLParts(remote.finalURL)?.host ?? "", priority: $0.priority) })
         // Direct writes keep the page cache out of the way, except while a digest follows the
         // download: the hasher reads the bytes back, and from the page cache that is nearly free
         // (from the disk it cost 0.7 s per GiB here).
         if hasher == nil { file.enableDirectWrites() }
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
         let emit = self.emit
-        let engine = TransferEngine(configuration: configuration, file: file, cancellation: cancellation) { event in
+        let engine = TransferEngine(configuration: configuration, multi: multi, file: file, cancellation: cancellation) { event in
             switch event {
             case .progress(let received, let contiguous, let connections, let target):
                 tracker.update(receivedBytes: received, activeConnections: connections, targetConnections: target)
@@ -267,7 +289,7 @@ final class DownloadSession {
     /// current, or `nil` when this download keeps no journal.
     private func startJournal(store: JournalStore?, remote: RemoteFile, size: Int64?, segments: [SegmentState],
                               file: PartialFile) throws(DownloadError) -> Checkpointer? {
-        guard let store, options.journal, let size else {
+        guard let store, options.journal, let size, size >= Self.smallFileBytes else {
             store?.remove()
             return nil
         }

@@ -7,6 +7,9 @@ import CCurl
 struct Prober {
     var request: RequestOptions
     var cancellation: CancellationFlag
+    /// The probe runs through this handle, so the download's first request can reuse its
+    /// connection.
+    var multi: CurlMulti
 
     func probe(_ url: String) throws(DownloadError) -> RemoteFile {
         let head = try exchange(url, method: .head)
@@ -56,7 +59,7 @@ struct Prober {
         }
         // The body is abandoned unread, so a coding it does not really have must not fail the probe.
         easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
-        let result = withExtendedLifetime(collector) { easy.perform() }
+        let result = withExtendedLifetime(collector) { multi.run(easy, cancellation: cancellation) }
         if cancellation.isCancelled { throw .cancelled() }
         if let refused = TransferFailure.responseHead(result, head: collector.head, detail: easy.errorDetail, url: url) {
             throw refused

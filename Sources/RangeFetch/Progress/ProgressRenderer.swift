@@ -89,6 +89,20 @@ public enum ProgressRenderer {
 
     /// One JSON object for `event` (no trailing newline).
     public static func json(_ event: DownloadEvent) -> String {
+        jsonObject(event).text
+    }
+
+    /// One JSON object for an event of the file at `index` of a batch: the same fields plus
+    /// `index`, `url` and, once known, `path`.
+    public static func json(_ event: DownloadEvent, index: Int, url: String, path: String?) -> String {
+        var object = jsonObject(event)
+        object.add("index", index)
+        object.add("url", url, unlessPresent: true)
+        if let path { object.add("path", path, unlessPresent: true) }
+        return object.text
+    }
+
+    static func jsonObject(_ event: DownloadEvent) -> JSONObject {
         var object = JSONObject()
         switch event {
         case .probed(let remote):
@@ -151,21 +165,25 @@ public enum ProgressRenderer {
             object.add("already_complete", summary.alreadyComplete)
             object.add("verification_seconds", summary.verificationSeconds, places: 4)
         }
-        return object.text
+        return object
     }
 
     /// The JSON line for a failure.
     public static func json(error: DownloadError, exitCode: Int32) -> String {
+        errorObject(error, exitCode: exitCode, event: "error").text
+    }
+
+    static func errorObject(_ error: DownloadError, exitCode: Int32, event: String) -> JSONObject {
         var object = JSONObject()
-        object.add("event", "error")
+        object.add("event", event)
         object.add("category", error.category.description)
         object.add("message", error.message)
         object.add("exit_code", Int64(exitCode))
-        return object.text
+        return object
     }
 
     /// `m:ss` or `h:mm:ss`.
-    static func duration(_ seconds: Double) -> String {
+    public static func duration(_ seconds: Double) -> String {
         let total = Int(seconds.rounded(.up))
         let (hours, minutes, secs) = (total / 3600, (total % 3600) / 60, total % 60)
         let twoDigits = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
@@ -185,25 +203,36 @@ struct JSONObject {
     static let schemaVersion = 1
 
     private var fields: [String] = ["\"version\":\(JSONObject.schemaVersion)"]
+    private var keys: Set<String> = ["version"]
 
     /// A number with `places` decimals (`null` when absent or not finite).
     mutating func add(_ key: String, _ value: Double?, places: Int) {
-        let text = value.flatMap { $0.isFinite ? formatDecimal($0, places: places) : nil } ?? "null"
-        fields.append("\(Self.quote(key)):\(text)")
+        add(key, raw: value.flatMap { $0.isFinite ? formatDecimal($0, places: places) : nil } ?? "null")
     }
 
     mutating func add(_ key: String, _ value: String?) {
-        fields.append("\(Self.quote(key)):\(value.map(Self.quote) ?? "null")")
+        add(key, raw: value.map(Self.quote) ?? "null")
+    }
+
+    /// Adds `value` unless the object already has `key` (when `unlessPresent`).
+    mutating func add(_ key: String, _ value: String, unlessPresent: Bool) {
+        if !(unlessPresent && keys.contains(key)) { add(key, value) }
+    }
+
+    /// Adds already-encoded JSON (an array or object).
+    mutating func add(_ key: String, raw: String) {
+        keys.insert(key)
+        fields.append("\(Self.quote(key)):\(raw)")
     }
 
     mutating func add(_ key: String, _ value: Int64?) {
-        fields.append("\(Self.quote(key)):\(value.map { String($0) } ?? "null")")
+        add(key, raw: value.map { String($0) } ?? "null")
     }
 
     mutating func add(_ key: String, _ value: Int) { add(key, Int64(value)) }
 
     mutating func add(_ key: String, _ value: Bool) {
-        fields.append("\(Self.quote(key)):\(value)")
+        add(key, raw: "\(value)")
     }
 
     var text: String { "{" + fields.joined(separator: ",") + "}" }

@@ -64,6 +64,15 @@ enum FileSystem {
         }
     }
 
+    /// `mkdir -p`: creates `directory` and any missing parents (mode 0755); failures surface
+    /// later, when the directory is checked.
+    static func createDirectories(_ directory: String) {
+        guard kind(of: directory) == .missing else { return }
+        let parent = directoryName(of: directory)
+        if parent != directory { createDirectories(parent) }
+        mkdir(directory, 0o755)
+    }
+
     /// Free bytes available to this process on the file system holding `path`, if known.
     static func availableBytes(at path: String) -> Int64? {
         var info = statvfs()

@@ -1,22 +1,27 @@
 import Synchronization
 
-/// A one-way "stop now" switch shared between async callers and the engine thread.
+/// A one-way "stop now" switch shared between async callers and engine threads (one download's,
+/// or every worker of a batch).
 ///
-/// Setting it also wakes the engine's poll loop so it notices at once.
+/// Setting it also wakes every attached poll loop so each notices at once.
 final class CancellationFlag: Sendable {
     private let flag = Atomic<Bool>(false)
-    private let waker = Mutex<CurlMulti?>(nil)
+    private let wakers = Mutex<[ObjectIdentifier: CurlMulti]>([:])
 
     var isCancelled: Bool { flag.load(ordering: .relaxed) }
 
     func cancel() {
         flag.store(true, ordering: .relaxed)
-        waker.withLock { $0?.wakeup() }
+        wakers.withLock { for multi in $0.values { multi.wakeup() } }
     }
 
-    /// The multi handle to wake on cancel while a transfer loop runs; `nil` when it ends.
-    func attach(_ multi: CurlMulti?) {
-        waker.withLock { $0 = multi }
-        if isCancelled { multi?.wakeup() }
+    /// Wakes `multi` on cancel until ``detach(_:)``.
+    func attach(_ multi: CurlMulti) {
+        wakers.withLock { $0[ObjectIdentifier(multi)] = multi }
+        if isCancelled { multi.wakeup() }
+    }
+
+    func detach(_ multi: CurlMulti) {
+        _ = wakers.withLock { $0.removeValue(forKey: ObjectIdentifier(multi)) }
     }
 }

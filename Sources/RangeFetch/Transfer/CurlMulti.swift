@@ -2,6 +2,8 @@ import CCurl
 
 /// A libcurl multi handle (`CURLM *`) driving many easy handles on one thread.
 ///
+/// Its connection cache outlives the transfers: a probe's connection serves the download's first
+/// range, and a batch worker's connections serve file after file.
 /// Only ``wakeup()`` may be called from another thread (libcurl documents it as thread-safe).
 final class CurlMulti: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
@@ -48,5 +50,20 @@ final class CurlMulti: @unchecked Sendable {
             finished.append((easy, message.pointee.data.result))
         }
         return finished
+    }
+
+    /// Runs one transfer to completion on the calling thread, through this handle's connection
+    /// cache; a cancelled `cancellation` aborts it with `CURLE_ABORTED_BY_CALLBACK`.
+    func run(_ easy: CurlEasy, cancellation: CancellationFlag) -> CURLcode {
+        cancellation.attach(self)
+        defer { cancellation.detach(self) }
+        add(easy)
+        defer { remove(easy) }
+        while true {
+            perform()
+            if let done = completedTransfers().first(where: { $0.easy == easy.handle }) { return done.result }
+            if cancellation.isCancelled { return CURLE_ABORTED_BY_CALLBACK }
+            poll(timeoutMilliseconds: 100)
+        }
     }
 }

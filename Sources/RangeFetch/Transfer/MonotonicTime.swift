@@ -3,8 +3,8 @@ import Glibc
 #endif
 
 /// Seconds on the monotonic clock (`CLOCK_MONOTONIC`), for rates, timeouts and backoff.
-enum MonotonicTime {
-    static func now() -> Double {
+public enum MonotonicTime {
+    public static func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9

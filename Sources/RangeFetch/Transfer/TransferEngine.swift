@@ -56,6 +56,8 @@ struct EngineConfiguration: Sendable {
     /// Seconds between scheduler decisions while transfers run (it is also asked whenever a
     /// transfer finishes).
     var decisionIntervalSeconds: Double = 0.02
+    /// Connections shared with other downloads (a batch); `nil`: this download's own.
+    var lease: ConnectionLease?
 }
 
 /// Engine-side record of one segment: its state and the request working on it, if any.
@@ -69,8 +71,8 @@ final class EngineSegment {
     var queued: Int64 = 0
     /// Failed tries since this segment last received a byte.
     var triesWithoutProgress = 0
-    /// The most bytes ever written for this segment: a single stream restarts from zero, so
-    /// only passing this mark counts as progress.
+    /// The most bytes ever written or queued for this segment: a single stream restarts from
+    /// zero, so only passing this mark counts as progress.
     var bestWritten: Int64 = 0
     /// Monotonic time before which it must not be retried.
     var readyAt: Double = 0
@@ -101,7 +103,7 @@ final class TransferEngine {
     private let configuration: EngineConfiguration
     private let cancellation: CancellationFlag
     private let report: @Sendable (EngineEvent) -> Void
-    private let multi = CurlMulti()
+    private let multi: CurlMulti
     private let writer: WriteQueue
     private let pool: BufferPool
     private var scheduler: TransferScheduler
@@ -119,9 +121,12 @@ final class TransferEngine {
     private let limiter: UnsafeMutablePointer<RateLimiter>?
     private var randomState = SystemRandomNumberGenerator()
 
-    init(configuration: EngineConfiguration, file: PartialFile, cancellation: CancellationFlag,
+    /// - Parameter multi: the handle to drive, with its cache of open connections; the engine
+    ///   leaves it empty when it returns.
+    init(configuration: EngineConfiguration, multi: CurlMulti, file: PartialFile, cancellation: CancellationFlag,
          report: @escaping @Sendable (EngineEvent) -> Void) {
         self.configuration = configuration
+        self.multi = multi
         self.cancellation = cancellation
         self.report = report
         segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
@@ -162,7 +167,10 @@ final class TransferEngine {
     /// budget or cancellation. Either way all buffered bytes are written before it returns.
     func run() throws(DownloadError) {
         cancellation.attach(multi)
-        defer { cancellation.attach(nil) }
+        defer {
+            cancellation.detach(multi)
+            configuration.lease?.wanting(0)
+        }
         do {
             try loop()
         } catch {
@@ -280,14 +288,16 @@ final class TransferEngine {
             view.append(SchedulerSegment(id: segment.id, outstanding: segment.outstanding, transfer: transfer,
                                          readyAt: segment.readyAt))
         }
+        var denied = 0
         for action in scheduler.decide(now: now, segments: view, receivedBytes: receivedBytes) {
             switch action {
             case .start(let id):
-                if let segment = segment(id), segment.transfer == nil { start(segment, now: now) }
+                if let segment = segment(id), segment.transfer == nil, !start(segment, now: now) { denied += 1 }
             case .split(let id, let offset):
-                if let segment = segment(id) { split(segment, at: offset, now: now) }
+                if let segment = segment(id), !split(segment, at: offset, now: now) { denied += 1 }
             }
         }
+        configuration.lease?.wanting(denied)
     }
 
     private func segment(_ id: Int) -> EngineSegment? {
@@ -296,13 +306,17 @@ final class TransferEngine {
 
     /// Cuts a busy segment at `offset` and starts its tail on a new connection. A cut at the
     /// request's current position cancels that request: the new one takes over.
-    private func split(_ segment: EngineSegment, at offset: Int64, now: Double) {
-        guard let transfer = segment.transfer else { return }
+    /// - Returns: `false` when a shared budget had no connection for it (nothing was cut).
+    private func split(_ segment: EngineSegment, at offset: Int64, now: Double) -> Bool {
+        guard let transfer = segment.transfer else { return true }
         let cut = max(offset, segment.outstanding.lower)
-        guard cut < segment.state.range.upper else { return }
+        guard cut < segment.state.range.upper else { return true }
+        let takeover = cut == segment.outstanding.lower
+        // A takeover hands the victim's connection on; a plain split needs one more.
+        if !takeover, let lease = configuration.lease, !lease.acquire() { return false }
         let tail = EngineSegment(id: nextSegmentID, state: SegmentState(range: ByteRange(cut, segment.state.range.upper)))
         nextSegmentID += 1
-        if cut == segment.outstanding.lower {
+        if takeover {
             let speed = Double(transfer.bytesReceived) / max(now - transfer.startedAt, 0.001)
             report(.warning(SlowConnectionTakeover.message(range: segment.outstanding, bytesPerSecond: speed)))
             detach(transfer)
@@ -310,10 +324,15 @@ final class TransferEngine {
         segment.state.range.upper = cut
         segments.append(tail)
         segmentsByID[tail.id] = tail
-        start(tail, now: now)
+        return start(tail, now: now, leased: !takeover)
     }
 
-    private func start(_ segment: EngineSegment, now: Double) {
+    /// Starts a request for the segment's outstanding bytes.
+    /// - Parameter leased: a connection of the shared budget is already taken for it.
+    /// - Returns: `false` when the shared budget had no connection for it.
+    @discardableResult
+    private func start(_ segment: EngineSegment, now: Double, leased: Bool = false) -> Bool {
+        if !leased, let lease = configuration.lease, !lease.acquire() { return false }
         let requested: ByteRange? = configuration.mode == .ranged ? segment.outstanding : nil
         if configuration.mode == .singleStream {
             // A single stream starts again from byte 0: earlier writes must land first.
@@ -341,6 +360,7 @@ final class TransferEngine {
         segment.transfer = transfer
         active[transfer.easy.handle] = transfer
         multi.add(transfer.easy)
+        return true
     }
 
     // MARK: Completion
@@ -348,6 +368,7 @@ final class TransferEngine {
     private func complete(_ transfer: SegmentTransfer, result: CURLcode) throws(DownloadError) {
         let segment = transfer.segment
         multi.remove(transfer.easy)
+        configuration.lease?.release()
         segment.transfer = nil
         if transfer.head.status != 0 { transfer.validateHead() }
         if transfer.failure == nil { transfer.flush() }
@@ -356,8 +377,10 @@ final class TransferEngine {
             range: transfer.requested, status: transfer.head.status, bytes: transfer.bytesReceived,
             seconds: MonotonicTime.now() - transfer.startedAt, retry: segment.triesWithoutProgress,
             failure: transfer.failure?.error.message ?? (result == CURLE_OK ? nil : result.explanation))))
-        if segment.state.written > segment.bestWritten {
-            segment.bestWritten = segment.state.written
+        // Bytes queued for writing count as progress: their writes land a moment later.
+        let reached = segment.state.written + segment.queued
+        if reached > segment.bestWritten {
+            segment.bestWritten = reached
             segment.triesWithoutProgress = 0
             failuresWithoutProgress = 0
         }
@@ -419,6 +442,7 @@ final class TransferEngine {
     /// libcurl closes its connection, so a replacement request gets a fresh one.
     private func detach(_ transfer: SegmentTransfer) {
         multi.remove(transfer.easy)
+        configuration.lease?.release()
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil
         pool.give(transfer.recyclableBuffer)

@@ -47,7 +47,7 @@ final class NginxServer {
         error_log \(p)/error.log warn;
         events { worker_connections 512; }
         http {
-            log_format ranges '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range"';
+            log_format ranges '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range" $connection';
             access_log \(p)/access.log ranges;
             client_body_temp_path \(p)/tmp; proxy_temp_path \(p)/tmp; fastcgi_temp_path \(p)/tmp;
             uwsgi_temp_path \(p)/tmp; scgi_temp_path \(p)/tmp;
@@ -100,6 +100,8 @@ final class NginxServer {
         var status: Int
         var bytes: Int64
         var range: String
+        /// nginx's serial number of the TCP connection (same number: a reused connection).
+        var connection: Int
     }
 
     /// Parsed access log lines, in order.
@@ -109,8 +111,10 @@ final class NginxServer {
             let fields = line.split(separator: " ", maxSplits: 4)
             guard fields.count >= 4, let status = Int(fields[2]), let bytes = Int64(fields[3]) else { return nil }
             let rest = fields.count > 4 ? String(fields[4]) : ""
-            let range = rest.split(separator: "\"").first.map(String.init) ?? ""
-            return LogEntry(method: String(fields[0]), path: String(fields[1]), status: status, bytes: bytes, range: range)
+            let range = rest.hasPrefix("\"\"") ? "" : rest.split(separator: "\"").first.map(String.init) ?? ""
+            let connection = rest.split(separator: " ").last.flatMap { Int($0) } ?? -1
+            return LogEntry(method: String(fields[0]), path: String(fields[1]), status: status, bytes: bytes, range: range,
+                            connection: connection)
         }
     }
 

@@ -1,0 +1,105 @@
+import Synchronization
+
+/// Runs a batch: `jobs` worker threads take files in order from a shared queue, each with one
+/// libcurl multi handle kept from file to file (so its open connections serve the next file), and
+/// every file's connections come from one ``ConnectionBudget`` where earlier files go first.
+final class BatchRun: Sendable {
+    private let entries: [BatchEntry]
+    private let base: DownloadOptions
+    private let options: BatchOptions
+    let cancellation: CancellationFlag
+    private let emit: @Sendable (BatchEvent) -> Void
+    private let budget: ConnectionBudget
+    private let claims = PathClaims()
+    private let next = Atomic<Int>(0)
+    private let results: Mutex<[BatchFileResult]>
+    private let startedAt = MonotonicTime.now()
+
+    init(entries: [BatchEntry], base: DownloadOptions, options: BatchOptions, cancellation: CancellationFlag,
+         emit: @escaping @Sendable (BatchEvent) -> Void) {
+        self.entries = entries
+        self.base = base
+        self.options = options
+        self.cancellation = cancellation
+        self.emit = emit
+        budget = ConnectionBudget(total: options.maximumConnections, perHost: options.maximumConnectionsPerHost)
+        results = Mutex(entries.enumerated().map { BatchFileResult(index: $0.offset, url: $0.element.url, status: .notStarted) })
+    }
+
+    var workerCount: Int { max(1, min(options.jobs, entries.count)) }
+
+    var summary: BatchSummary {
+        BatchSummary(files: results.withLock { $0 }, elapsedSeconds: MonotonicTime.now() - startedAt)
+    }
+
+    /// One worker: files in order until none is left or the batch is stopped.
+    func work() {
+        let multi = CurlMulti()
+        while !cancellation.isCancelled {
+            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard index < entries.count else { return }
+            run(index, multi: multi)
+        }
+    }
+
+    private func run(_ index: Int, multi: CurlMulti) {
+        let entry = entries[index]
+        let began = MonotonicTime.now()
+        let emit = self.emit
+        let outcome = Result { () throws(DownloadError) -> DownloadSummary in
+            let options = try self.options(for: entry)
+            try Self.prepareDirectory(options.destination)
+            let sharing = DownloadSession.BatchSharing(budget: budget, priority: index, claims: claims)
+            return try DownloadSession(url: entry.url, options: options, cancellation: cancellation, multi: multi,
+                                       sharing: sharing) { emit(.file(index: index, $0)) }.run()
+        }
+        var result = BatchFileResult(index: index, url: entry.url, status: .downloaded)
+        result.elapsedSeconds = MonotonicTime.now() - began
+        switch outcome {
+        case .success(let summary):
+            result.status = summary.alreadyComplete ? .alreadyComplete : .downloaded
+            result.path = summary.path
+            result.bytes = summary.bytes
+            result.transferredBytes = summary.transferredBytes
+            emit(.file(index: index, .finished(summary)))
+        case .failure(let error):
+            result.status = error.category == .interrupted ? .interrupted : .failed
+            result.error = error
+            if result.status == .failed {
+                emit(.failed(index: index, Self.naming(entry, in: error)))
+                if options.failFast { cancellation.cancel() }
+            }
+        }
+        results.withLock { $0[index] = result }
+    }
+
+    /// `error` with a message that names the entry: its line in the list and its URL.
+    static func naming(_ entry: BatchEntry, in error: DownloadError) -> DownloadError {
+        let subject = error.message.contains(entry.url) ? entry.origin : Manifest.describe(entry)
+        return DownloadError(error.code, subject.map { "\($0): \(error.message)" } ?? error.message)
+    }
+
+    /// The entry's download options: the batch's, with its own name, directory, digests and
+    /// headers, and never more connections than one host may have.
+    private func options(for entry: BatchEntry) throws(DownloadError) -> DownloadOptions {
+        var options = base
+        options.destination = entry.destination(defaultDirectory: self.options.directory)
+        options.checksums += entry.checksums
+        options.request.headers += entry.headers
+        let cap = min(self.options.maximumConnections, self.options.maximumConnectionsPerHost)
+        options.maximumConnections = min(options.maximumConnections, cap)
+        if case .fixed(let count) = options.connections { options.connections = .fixed(min(count, cap)) }
+        try options.validate()
+        return options
+    }
+
+    /// Creates the directory a file goes into (entries may name new ones), then checks it.
+    private static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) {
+        let directory = switch destination {
+        case .file(let path): FileSystem.directoryName(of: path)
+        case .directory(let directory): directory
+        }
+        FileSystem.createDirectories(directory)
+        try OutputPaths.checkDestination(destination)
+    }
+}

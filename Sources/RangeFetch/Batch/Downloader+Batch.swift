@@ -1,0 +1,56 @@
+extension Downloader {
+    /// Downloads many files, `batch.jobs` at once, sharing `batch.maximumConnections` connections
+    /// (earlier files first), each resumable and verified like a single download. One file's
+    /// failure does not stop the others unless `batch.failFast`; a rerun skips complete files and
+    /// resumes partial ones.
+    ///
+    /// ```swift
+    /// let entries = try Manifest.parse(text, source: "models.txt")
+    /// var batch = BatchOptions()
+    /// batch.jobs = 8
+    /// let summary = await Downloader().download(batch: entries, options: batch) { event in … }
+    /// if !summary.succeeded { … }
+    /// ```
+    ///
+    /// `self.options` applies to every file (connections per file, retries, request options);
+    /// an entry's own name, directory, digests and headers are added to them. `events` is called
+    /// from several threads at once (one per job) and must be thread-safe and quick.
+    /// Cancelling the calling task stops every file, keeping their partial files for a rerun.
+    /// - Throws: only when the options are invalid; per-file failures are in the summary.
+    public func download(
+        batch entries: [BatchEntry], options batch: BatchOptions,
+        events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
+    ) async throws(DownloadError) -> BatchSummary {
+        try options.validate()
+        try batch.validate()
+        let run = BatchRun(entries: entries, base: options, options: batch, cancellation: CancellationFlag(), emit: events)
+        events(.started(BatchStart(files: entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
+                                   maximumConnectionsPerHost: batch.maximumConnectionsPerHost)))
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<run.workerCount {
+                group.addTask {
+                    try? await BlockingWork.run(cancellation: run.cancellation) { () throws(DownloadError) in run.work() }
+                }
+            }
+        }
+        let summary = run.summary
+        events(.finished(summary))
+        return summary
+    }
+
+    /// The same batch as one stream of events ending with `.finished`; ending iteration early
+    /// cancels it.
+    public func events(forBatch entries: [BatchEntry], options batch: BatchOptions) -> AsyncThrowingStream<BatchEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    _ = try await download(batch: entries, options: batch) { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import FoundationEssentials
+
+/// Reads a batch's list of files (`-i FILE`).
+///
+/// Two forms, line by line, and a file may mix them:
+/// - aria2c's input file: a URL per line; indented lines after it set that entry's options
+///   (`out=NAME`, `dir=DIR`, `checksum=sha-256=HEX`, `header=Name: value`, repeatable);
+///   `#` starts a comment line; blank lines are ignored.
+/// - JSON lines, for scripts: `{"url": …, "out": …, "dir": …, "sha256": …, "headers": […]}`
+///   (also `sha512`, `sha1`, `md5`, `checksum`, `header`); other keys are ignored.
+///
+/// Any malformed line is a usage error naming the file and line, found before a byte is fetched.
+public enum Manifest {
+    /// The options an indented line may set.
+    public static let optionNames = ["out", "dir", "checksum", "header"]
+
+    public static func parse(_ text: String, source: String) throws(DownloadError) -> [BatchEntry] {
+        var entries: [BatchEntry] = []
+        var lineNumber = 0
+        // "\r\n" is one Character in Swift: both end a line.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            lineNumber += 1
+            let trimmed = line.trimmingCharacters()
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            let origin = "\(source):\(lineNumber)"
+            func fail(_ message: String) -> DownloadError {
+                DownloadError(.invalidOption, "\(origin): \(message)")
+            }
+            if line.first == " " || line.first == "\t" {
+                guard !entries.isEmpty else { throw fail("an option line must follow a URL line (got '\(trimmed)')") }
+                try applyOption(String(trimmed), to: &entries[entries.count - 1], fail: fail)
+            } else if trimmed.hasPrefix("{") {
+                entries.append(try jsonEntry(String(trimmed), origin: origin, fail: fail))
+            } else {
+                if trimmed.contains("\t") {
+                    throw fail("several URLs on one line (aria2c's mirrors) are not supported; put one URL per line")
+                }
+                entries.append(BatchEntry(url: try checkedURL(String(trimmed), fail: fail), origin: origin))
+            }
+        }
+        return entries
+    }
+
+    /// Fails when two entries would be saved at the same path (as far as can be told before the
+    /// servers suggest names), naming both.
+    public static func checkDistinctPaths(_ entries: [BatchEntry], defaultDirectory: String) throws(DownloadError) {
+        var seen: [String: BatchEntry] = [:]
+        for entry in entries {
+            let path = entry.expectedPath(defaultDirectory: defaultDirectory)
+            if let first = seen[path] {
+                throw DownloadError(.invalidOption, "\(describe(entry)) and \(describe(first)) would both be saved as \(path); give one of them another name with out=")
+            }
+            seen[path] = entry
+        }
+    }
+
+    static func describe(_ entry: BatchEntry) -> String {
+        entry.origin.map { "\($0) (\(entry.url))" } ?? entry.url
+    }
+
+    // MARK: Lines
+
+    private static func checkedURL(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+        do {
+            _ = try URLParts.validate(text)
+        } catch {
+            throw fail(error.message)
+        }
+        return text
+    }
+
+    private static func applyOption(_ text: String, to entry: inout BatchEntry,
+                                    fail: (String) -> DownloadError) throws(DownloadError) {
+        guard let equals = text.firstIndex(of: "=") else {
+            throw fail("expected an option NAME=VALUE (\(optionNames.joined(separator: ", "))), got '\(text)'")
+        }
+        let name = String(text[..<equals]).lowercased()
+        let value = String(text[text.index(after: equals)...])
+        switch name {
+        case "out": entry.output = try checkedName(value, fail: fail)
+        case "dir":
+            guard !value.isEmpty else { throw fail("dir= needs a directory") }
+            entry.directory = value
+        case "checksum": entry.checksums.append(try checkedDigest(value, fail: fail))
+        case "header": entry.headers.append(try checkedHeader(value, fail: fail))
+        default:
+            throw fail("unknown option '\(name)' (this tool reads \(optionNames.joined(separator: ", ")))")
+        }
+    }
+
+    /// `out=` is a path relative to the entry's directory: never absolute, never `..`.
+    private static func checkedName(_ value: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+        let components = value.split(separator: "/")
+        guard !value.isEmpty, !value.hasPrefix("/"), !value.hasSuffix("/"), !components.contains("..") else {
+            throw fail("out= must be a file name relative to the directory, without '..' (got '\(value)'); use dir= for the directory")
+        }
+        return value
+    }
+
+    private static func checkedDigest(_ value: String, fail: (String) -> DownloadError) throws(DownloadError) -> DigestValue {
+        do {
+            return try ChecksumSpec.parse(value)
+        } catch {
+            throw fail(error.message)
+        }
+    }
+
+    private static func checkedHeader(_ value: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+        guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
+            throw fail("header= takes 'Name: value' (got '\(value)')")
+        }
+        return value
+    }
+
+    // MARK: JSON lines
+
+    private struct JSONEntry: Decodable {
+        var url: String
+        var out: String?
+        var dir: String?
+        var sha256: String?
+        var sha512: String?
+        var sha1: String?
+        var md5: String?
+        var checksum: String?
+        var header: String?
+        var headers: [String]?
+    }
+
+    private static func jsonEntry(_ text: String, origin: String, fail: (String) -> DownloadError) throws(DownloadError) -> BatchEntry {
+        let decoded: JSONEntry
+        do {
+            decoded = try JSONDecoder().decode(JSONEntry.self, from: Data(text.utf8))
+        } catch {
+            throw fail("not a JSON object with a \"url\" string and string options (out, dir, sha256, sha512, sha1, md5, checksum, header, headers)")
+        }
+        var entry = BatchEntry(url: try checkedURL(decoded.url, fail: fail), origin: origin)
+        if let out = decoded.out { entry.output = try checkedName(out, fail: fail) }
+        if let dir = decoded.dir {
+            guard !dir.isEmpty else { throw fail("\"dir\" needs a directory") }
+            entry.directory = dir
+        }
+        let named: [(DigestAlgorithm, String?)] = [(.sha256, decoded.sha256), (.sha512, decoded.sha512), (.sha1, decoded.sha1), (.md5, decoded.md5)]
+        for (algorithm, hex) in named {
+            guard let hex else { continue }
+            entry.checksums.append(try checkedDigest("\(algorithm.rawValue)=\(hex)", fail: fail))
+        }
+        if let checksum = decoded.checksum { entry.checksums.append(try checkedDigest(checksum, fail: fail)) }
+        for header in (decoded.header.map { [$0] } ?? []) + (decoded.headers ?? []) {
+            entry.headers.append(try checkedHeader(header, fail: fail))
+        }
+        return entry
+    }
+}

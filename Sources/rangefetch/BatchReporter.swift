@@ -1,0 +1,217 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RangeFetch
+import Synchronization
+
+/// Prints a batch: on a terminal one aggregate bar (files done/total, bytes, speed, ETA) over a
+/// line per active file, redrawn in place; with `--json` every event as a JSON line carrying the
+/// file's index, URL and path; otherwise only warnings and errors. At the end, a table of every
+/// file on stdout (unless quiet or JSON, where a `batch_finish` object lists them).
+///
+/// Called from every worker thread at once: all state sits behind one lock.
+final class BatchReporter: Sendable {
+    private let style: Reporter.Style
+
+    private struct FileState {
+        var name: String
+        var progress: DownloadProgress?
+    }
+
+    private struct State {
+        var urls: [String] = []
+        var paths: [Int: String] = [:]
+        var active: [Int: FileState] = [:]
+        /// Bytes received per file so far (the latest report; final size once done).
+        var received: [Int: Int64] = [:]
+        /// Bytes each file already had from an earlier run (not counted in the speed).
+        var resumed: [Int: Int64] = [:]
+        var totals: [Int: Int64] = [:]
+        var done = 0
+        var failed = 0
+        var rate = RateEstimator()
+        var lastDraw = 0.0
+        var drawnLines = 0
+    }
+
+    private let state = Mutex(State())
+    /// Redraws at most this often, seconds.
+    private static let redrawSeconds = 0.25
+    /// Active files shown below the aggregate bar at most.
+    private static let fileLines = 8
+
+    init(json: Bool, quiet: Bool) {
+        style = Reporter.Style(json: json, quiet: quiet)
+    }
+
+    func begin(urls: [String]) {
+        state.withLock { $0.urls = urls }
+    }
+
+    func handle(_ event: BatchEvent) {
+        // Per-request lines are `get -v` of a single download; slow-connection takeovers are
+        // routine, so only the JSON keeps them.
+        if case .file(_, .requestEnded) = event { return }
+        if case .file(_, .warning(let message)) = event, style != .json, SlowConnectionTakeover.matches(message) { return }
+        switch style {
+        case .json: handleJSON(event)
+        case .bar: handleBar(event)
+        case .silent:
+            switch event {
+            case .file(let index, .warning(let message)): writeOut("warning: \(label(index)): \(message)\n", to: STDERR_FILENO)
+            case .failed(_, let error): writeOut("rangefetch: error: \(error.message)\n", to: STDERR_FILENO)
+            default: break
+            }
+        }
+    }
+
+    func finish(_ summary: BatchSummary) {
+        switch style {
+        case .json: break // batch_finish already carries every file
+        case .bar:
+            let clear = state.withLock { clearBlock(&$0) }
+            writeOut(clear, to: STDERR_FILENO)
+            writeOut(BatchRenderer.table(summary) + "\n", to: STDOUT_FILENO)
+        case .silent:
+            writeOut(BatchRenderer.table(summary) + "\n", to: STDOUT_FILENO)
+        }
+    }
+
+    /// A failure of the batch as a whole (a bad list, bad options): one line.
+    func fail(_ error: DownloadError, status: Int32) {
+        if style == .json { writeOut(ProgressRenderer.json(error: error, exitCode: status) + "\n", to: STDOUT_FILENO) }
+        let clear = state.withLock { clearBlock(&$0) }
+        writeOut(clear + "rangefetch: error: \(error.message)\n", to: STDERR_FILENO)
+    }
+
+    // MARK: JSON
+
+    private func handleJSON(_ event: BatchEvent) {
+        let line: String?
+        switch event {
+        case .file(let index, let fileEvent):
+            let (url, path) = state.withLock { state -> (String, String?) in
+                if case .started(let start) = fileEvent { state.paths[index] = start.path }
+                return (state.urls.indices.contains(index) ? state.urls[index] : "", state.paths[index])
+            }
+            line = ProgressRenderer.json(fileEvent, index: index, url: url, path: path)
+        default:
+            let urls = state.withLock { $0.urls }
+            line = BatchRenderer.json(event, url: { urls.indices.contains($0) ? urls[$0] : "" }, exitCode: ExitStatus.code(for:))
+        }
+        if let line { writeOut(line + "\n", to: STDOUT_FILENO) }
+    }
+
+    // MARK: Terminal
+
+    private func label(_ index: Int) -> String {
+        state.withLock { $0.paths[index] ?? ($0.urls.indices.contains(index) ? $0.urls[index] : "#\(index + 1)") }
+    }
+
+    private func handleBar(_ event: BatchEvent) {
+        var output = ""
+        state.withLock { state in
+            var note: String?
+            var redraw = false
+            switch event {
+            case .started:
+                redraw = true
+            case .file(let index, .started(let start)):
+                state.paths[index] = start.path
+                state.totals[index] = start.totalBytes
+                state.received[index] = start.resumedBytes
+                state.resumed[index] = start.resumedBytes
+                state.active[index] = FileState(name: Self.baseName(start.path))
+                redraw = true
+            case .file(let index, .progress(let progress)):
+                state.active[index]?.progress = progress
+                state.received[index] = progress.receivedBytes
+            case .file(let index, .finished(let summary)):
+                state.active[index] = nil
+                state.received[index] = summary.bytes
+                state.resumed[index] = summary.bytes - summary.transferredBytes
+                state.totals[index] = summary.bytes
+                state.done += 1
+                redraw = true
+            case .file(let index, .warning(let message)):
+                note = "warning: \(state.paths[index] ?? state.urls[index]): \(message)"
+            case .failed(let index, let error):
+                state.active[index] = nil
+                state.failed += 1
+                note = "rangefetch: error: \(error.message)"
+            default:
+                break
+            }
+            let now = MonotonicTime.now()
+            state.rate.record(bytes: state.received.values.reduce(0, +) - state.resumed.values.reduce(0, +), at: now)
+            if let note { output += clearBlock(&state) + note + "\n" }
+            if note != nil || redraw || now - state.lastDraw >= Self.redrawSeconds {
+                output += draw(&state, now: now)
+            }
+        }
+        if !output.isEmpty { writeOut(output, to: STDERR_FILENO) }
+    }
+
+    /// Erases the drawn block and leaves the cursor at its start.
+    private func clearBlock(_ state: inout State) -> String {
+        guard state.drawnLines > 0 else { return "" }
+        defer { state.drawnLines = 0 }
+        return "\r" + (state.drawnLines > 1 ? "\u{1B}[\(state.drawnLines - 1)A" : "") + "\u{1B}[J"
+    }
+
+    private func draw(_ state: inout State, now: Double) -> String {
+        state.lastDraw = now
+        let width = Self.terminalColumns() - 1
+        var lines = [aggregateLine(state)]
+        let shown = state.active.keys.sorted()
+        for index in shown.prefix(Self.fileLines) {
+            guard let file = state.active[index] else { continue }
+            let progress = file.progress.map { ProgressRenderer.bar($0, width: 10) } ?? "starting"
+            lines.append("  \(Self.fit(file.name, 28))  \(progress)")
+        }
+        if shown.count > Self.fileLines { lines.append("  … and \(shown.count - Self.fileLines) more") }
+        var output = clearBlock(&state)
+        output += lines.map { String($0.prefix(max(width, 20))) }.joined(separator: "\n")
+        state.drawnLines = lines.count
+        return output
+    }
+
+    private func aggregateLine(_ state: State) -> String {
+        let files = state.urls.count
+        let finished = state.done + state.failed
+        let received = state.received.values.reduce(0, +)
+        var parts = ["\(finished)/\(files) files" + (state.failed > 0 ? " (\(state.failed) failed)" : "")]
+        parts.append(ByteCount.format(received))
+        parts.append("\(ByteCount.format(Int64(state.rate.bytesPerSecond)))/s")
+        // Files not yet probed are guessed at the average size of those that were.
+        let known = state.totals.values
+        if !known.isEmpty {
+            let average = Double(known.reduce(0, +)) / Double(known.count)
+            let unknown = Double(max(0, files - known.count - state.failed))
+            let remaining = Double(known.reduce(0, +) - received) + unknown * average
+            if let eta = state.rate.eta(remaining: Int64(max(0, remaining))) { parts.append("ETA \(ProgressRenderer.duration(eta))") }
+        }
+        let connections = state.active.values.reduce(0) { $0 + ($1.progress?.activeConnections ?? 0) }
+        parts.append("\(state.active.count) active, \(connections) conns")
+        let fraction = files == 0 ? 1 : Double(finished) / Double(files)
+        let filled = min(20, Int(fraction * 20))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: 20 - filled) + "] " + parts.joined(separator: "  ")
+    }
+
+    private static func baseName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
+    private static func fit(_ text: String, _ width: Int) -> String {
+        if text.count > width { return "…" + text.suffix(width - 1) }
+        return text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// The terminal's width (stderr's), else `COLUMNS`, else 80.
+    static func terminalColumns() -> Int {
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = getenv("COLUMNS").flatMap({ Int(String(cString: $0)) }), columns > 0 { return columns }
+        return 80
+    }
+}

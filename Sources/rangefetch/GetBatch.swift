@@ -1,0 +1,127 @@
+import ArgumentParser
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import RangeFetch
+
+/// `rangefetch URL URL …`, `-i FILE`: many files, `-j` at once, sharing one connection budget.
+extension Get {
+    /// Several URLs, a list file or a shard make a batch.
+    var isBatch: Bool { inputFile != nil || urls.count > 1 || shard != nil }
+
+    func validateBatch() throws {
+        if urls.isEmpty && inputFile == nil { throw ValidationError("--shard needs a list: -i FILE or several URLs") }
+        if output != nil { throw ValidationError("-o names one file; for a batch use -d DIR, and out= lines in the -i list for names") }
+        if !checks.checksums.isEmpty { throw ValidationError("--checksum applies to one file; in a batch put checksum= lines (or \"sha256\" keys) in the -i list, or use --checksum-file") }
+        if printDigest != nil { throw ValidationError("--print-digest applies to one file; for a batch run rangefetch verify afterwards") }
+        guard BatchOptions.jobRange.contains(jobs) else { throw ValidationError("-j/--jobs must be between 1 and 256 (got \(jobs))") }
+        guard (1...1024).contains(maxConnections) else {
+            throw ValidationError("--max-connections must be between 1 and 1024 for a batch (got \(maxConnections))")
+        }
+        guard (1...1024).contains(maxConnectionsPerHost) else {
+            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(maxConnectionsPerHost))")
+        }
+        if let shard {
+            do { _ = try ShardSelector(parsing: shard) } catch { throw ValidationError(error.message) }
+        }
+    }
+
+    func runBatch() async throws {
+        let reporter = BatchReporter(json: json, quiet: quiet)
+        let summary: BatchSummary
+        do {
+            summary = try await downloadBatch(reporter: reporter)
+        } catch {
+            let status = ExitStatus.code(for: error)
+            reporter.fail(error, status: status)
+            throw CommandFailure(status: status)
+        }
+        reporter.finish(summary)
+        if !summary.succeeded, let error = summary.firstError {
+            throw CommandFailure(status: ExitStatus.code(for: error))
+        }
+    }
+
+    private func downloadBatch(reporter: BatchReporter) async throws(DownloadError) -> BatchSummary {
+        let entries = try loadEntries()
+        reporter.begin(urls: entries.map(\.url))
+        let downloader = Downloader(options: try makeOptions())
+        let batch = batchOptions
+        let task = Task { () async throws(DownloadError) -> BatchSummary in
+            try await downloader.download(batch: entries, options: batch) { reporter.handle($0) }
+        }
+        let interrupts = Interrupts { task.cancel() }
+        defer { interrupts.cancel() }
+        do {
+            return try await task.value
+        } catch let error as DownloadError {
+            throw error
+        } catch {
+            throw DownloadError(usageMessage: "\(error)")
+        }
+    }
+
+    private var batchOptions: BatchOptions {
+        var batch = BatchOptions()
+        batch.jobs = jobs
+        batch.maximumConnections = maxConnections
+        batch.maximumConnectionsPerHost = maxConnectionsPerHost
+        batch.failFast = failFast
+        batch.directory = directory ?? "."
+        return batch
+    }
+
+    /// The batch's entries: URLs on the command line, then the `-i` list; checked (syntax,
+    /// distinct output paths) as a whole, then cut to this shard.
+    private func loadEntries() throws(DownloadError) -> [BatchEntry] {
+        var entries = urls.map { BatchEntry(url: $0) }
+        for index in entries.indices {
+            do { _ = try URLParts.validate(entries[index].url) } catch { throw DownloadError(usageMessage: error.message) }
+        }
+        if let inputFile {
+            let source = inputFile == "-" ? "stdin" : inputFile
+            let text = try Self.readList(inputFile)
+            let listed = try Manifest.parse(text, source: source)
+            if listed.isEmpty && urls.isEmpty { throw DownloadError.usage("\(source) lists no URLs") }
+            entries += listed
+        }
+        let defaultDirectory = directory ?? "."
+        try Manifest.checkDistinctPaths(entries, defaultDirectory: defaultDirectory)
+        if let shard {
+            let selector = try ShardSelector(parsing: shard)
+            entries = entries.filter { selector.includes($0.url) }
+        }
+        if let checksumFile = checks.checksumFile {
+            // Each entry takes the line naming its file; entries it does not name get none.
+            guard let sums = try? String(contentsOfFile: checksumFile, encoding: .utf8) else {
+                throw DownloadError.usage("cannot read checksum file \(checksumFile)")
+            }
+            for index in entries.indices where entries[index].checksums.isEmpty {
+                let path = entries[index].expectedPath(defaultDirectory: defaultDirectory)
+                let name = path.split(separator: "/").last.map(String.init) ?? path
+                if let digest = try ChecksumSpec.entry(in: sums, forFileNamed: name) { entries[index].checksums = [digest] }
+            }
+        }
+        return entries
+    }
+
+    /// The list's text: a file, or standard input for `-`.
+    private static func readList(_ path: String) throws(DownloadError) -> String {
+        if path != "-" {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw DownloadError.usage("cannot read the list \(path) (-i): \(String(cString: strerror(errno)))")
+            }
+            return text
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

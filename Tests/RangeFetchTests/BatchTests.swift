@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// Many files in one run (`-i`, several URLs): real nginx for the good files, our fault server
+/// for the bad ones.
+@Suite(.serialized)
+final class BatchTests {
+    let www: TemporaryDirectory
+    let out: TemporaryDirectory
+    let nginx: NginxServer
+    let lists: TemporaryDirectory
+
+    init() throws {
+        (www, out, nginx) = try NginxServer.withScratchDirectories()
+        lists = try TemporaryDirectory("rf-lists")
+    }
+
+    private func list(_ name: String, _ lines: [String]) throws -> String {
+        let path = lists.file(name)
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    private func sameBytes(_ downloaded: String, _ source: String) throws -> Bool {
+        guard FileManager.default.fileExists(atPath: downloaded) else { return false }
+        return try Checksums.sha256sum(downloaded) == Checksums.sha256sum(source)
+    }
+
+    @Test func mixedListSavesEveryGoodFileExactlyAndNamesTheBadOnes() throws {
+        let fault = try FaultServer()
+        defer { fault.stop() }
+        let tiny = try www.randomFile("tiny.bin", size: 1)
+        let empty = try www.randomFile("empty.bin", size: 0)
+        let large = try www.randomFile("large.bin", size: 40 << 20)
+        let smalls = try (1...5).map { try www.randomFile("s\($0).bin", size: 64 << 10) }
+        let sha = try Checksums.sha256sum(large)
+        let path = try list("mixed.txt", [
+            "# a mixed batch",
+            "\(nginx.baseURL)/tiny.bin",
+            "\(nginx.baseURL)/empty.bin",
+            "\(nginx.baseURL)/large.bin",
+            "  out=big/large-renamed.bin",
+            "  checksum=sha-256=\(sha)",
+            "\(nginx.baseURL)/missing.bin",
+            fault.dataURL(size: 5 << 20, name: "drops.bin", "cut=1000000&cutcount=2"),
+            fault.dataURL(size: 3 << 20, name: "broken.bin", "cut=0"),
+        ] + (1...5).map { "\(nginx.baseURL)/s\($0).bin" })
+        let result = try runCLI(["-i", path, "-d", out.path, "-j", "4", "--max-tries", "2", "--retry-wait", "0"])
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(try sameBytes(out.file("tiny.bin"), tiny))
+        #expect(try sameBytes(out.file("empty.bin"), empty))
+        #expect(try sameBytes(out.file("big/large-renamed.bin"), large))
+        for (index, small) in smalls.enumerated() { #expect(try sameBytes(out.file("s\(index + 1).bin"), small)) }
+        let drops = try Data(contentsOf: URL(fileURLWithPath: out.file("drops.bin")))
+        #expect(drops == (try fault.expectedBytes(size: 5 << 20)))
+        // The bad ones: one line each naming the list line, and nothing at their final paths.
+        let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("rangefetch: error:") }
+        #expect(errors.count == 2, "\(result.stderr)")
+        #expect(errors.contains { $0.contains("mixed.txt:7") && $0.contains("404") })
+        #expect(errors.contains { $0.contains("mixed.txt:9") && $0.contains("broken.bin") })
+        #expect(!out.exists("missing.bin") && !out.exists("broken.bin"))
+        // The table lists every file.
+        #expect(result.stdout.contains("11 files: 9 downloaded, 2 failed"), "\(result.stdout)")
+    }
+
+    @Test func killedBatchResumesWithoutFetchingFinishedFilesAgain() throws {
+        let fault = try FaultServer()
+        defer { fault.stop() }
+        let smalls = try (1...3).map { try www.randomFile("k\($0).bin", size: 200 << 10) }
+        let bigSize: Int64 = 24 << 20
+        let bigURL = fault.dataURL(size: bigSize, name: "big.bin", "rate=\(2 << 20)")
+        let path = try list("kill.txt", (1...3).map { "\(nginx.baseURL)/k\($0).bin" } + [bigURL])
+        let arguments = ["-i", path, "-d", out.path, "-j", "1", "-n", "4"]
+        let run = try RunningCLI(arguments)
+        #expect(run.waitUntilReceived(6 << 20), "the big file never got going")
+        run.send(SIGKILL)
+        _ = try run.wait()
+        for index in 1...3 { #expect(out.exists("k\(index).bin")) }
+        #expect(out.exists("big.bin.part.rfjournal"))
+
+        let result = try runCLI(["--json"] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        for (index, small) in smalls.enumerated() { #expect(try sameBytes(out.file("k\(index + 1).bin"), small)) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out.file("big.bin"))) == (try fault.expectedBytes(size: bigSize)))
+        // Finished files were only asked about (HEAD), never fetched again.
+        for index in 1...3 {
+            let gets = nginx.accessLog().filter { $0.path == "/k\(index).bin" && $0.method == "GET" }
+            #expect(gets.count == 1, "k\(index).bin fetched \(gets.count) times")
+        }
+        // The big one continued from what its journal holds.
+        let start = result.stdout.split(separator: "\n").first { $0.contains("\"event\":\"start\"") && $0.contains("big.bin") }
+        let resumed = start.flatMap { $0.firstRange(of: "\"resumed_bytes\":") }
+            .flatMap { Int64(start![$0.upperBound...].prefix(while: \.isNumber)) } ?? 0
+        #expect(resumed >= 4 << 20, "resumed only \(resumed) bytes: \(start ?? "no start event")")
+    }
+
+    @Test func shardsTogetherFetchEveryFileExactlyOnce() throws {
+        let names = (1...24).map { "shard-\($0).bin" }
+        let sources = try names.map { try www.randomFile($0, size: 32 << 10) }
+        let path = try list("all.txt", names.map { "\(nginx.baseURL)/\($0)" })
+        let shards = 3
+        let runs = try (0..<shards).map { try RunningCLI(["-i", path, "-d", out.path, "--shard", "\($0)/\(shards)"]) }
+        var listed = 0
+        for run in runs {
+            let (status, stderr) = try run.wait()
+            #expect(status == 0, "\(stderr)")
+            listed += run.outputLines.filter { $0.contains("\"event\":\"finish\"") }.count
+        }
+        #expect(listed == names.count)
+        for (name, source) in zip(names, sources) { #expect(try sameBytes(out.file(name), source)) }
+        let gets = nginx.accessLog().filter { $0.method == "GET" }
+        #expect(gets.count == names.count)
+        #expect(Set(gets.map(\.path)) == Set(names.map { "/" + $0 }))
+    }
+
+    static let badLists: [(lines: [String], says: String)] = [
+        (["http://127.0.0.1:1/a.bin", "  out=a.bin", "  checksum=sha256=123"], "bad.txt:3:"),
+        (["http://127.0.0.1:1/x/a.bin", "http://127.0.0.1:1/y/a.bin"], "would both be saved as"),
+        (["   ", "# only comments"], "lists no URLs"),
+    ]
+
+    @Test(arguments: badLists)
+    func malformedListIsAUsageErrorBeforeAnyRequest(_ example: (lines: [String], says: String)) throws {
+        // Every URL points at this nginx, so a request would show in its log.
+        let lines = example.lines.map { $0.replacingOccurrences(of: "http://127.0.0.1:1", with: nginx.baseURL) }
+        let path = try list("bad.txt", lines)
+        let result = try runCLI(["-i", path, "-d", out.path])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains(example.says), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(nginx.accessLog().isEmpty)
+    }
+
+    @Test func batchOptionsThatNameOneFileAreRefused() throws {
+        for extra in [["-o", "x.bin"], ["--checksum", "sha256=" + String(repeating: "0", count: 64)], ["--print-digest", "sha256"]] {
+            let result = try runCLI(["\(nginx.baseURL)/a", "\(nginx.baseURL)/b"] + extra)
+            #expect(result.status == 2, "\(extra): \(result.stderr)")
+        }
+    }
+
+    @Test func smallFilesReuseAFewConnectionsAndKeepNoJournal() throws {
+        let count = 120
+        for index in 0..<count { try www.randomFile("c\(index).bin", size: 16 << 10) }
+        let path = try list("many.txt", (0..<count).map { "\(nginx.baseURL)/c\($0).bin" })
+        let result = try runCLI(["-i", path, "-d", out.path, "-j", "4", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == count)
+        let log = nginx.accessLog()
+        #expect(log.filter { $0.method == "GET" }.count == count)
+        // 4 workers, each keeping its connection from file to file (probe and range included).
+        let connections = Set(log.map(\.connection))
+        #expect(connections.count <= 8, "\(connections.count) connections for \(count) files")
+        // JSON events carry the file's index, URL and path.
+        let finishes = result.stdout.split(separator: "\n").filter { $0.contains("\"event\":\"finish\"") }
+        #expect(finishes.count == count)
+        #expect(finishes.allSatisfy { $0.contains("\"index\":") && $0.contains("\"url\":\"http") && $0.contains("\"path\":") })
+        #expect(result.stdout.contains("\"event\":\"batch_finish\""))
+    }
+
+    @Test func failFastStopsTheRestAndTheyStayUnstarted() throws {
+        for index in 1...3 { try www.randomFile("ff\(index).bin", size: 4096) }
+        let path = try list("ff.txt", ["\(nginx.baseURL)/nope.bin"] + (1...3).map { "\(nginx.baseURL)/ff\($0).bin" })
+        let result = try runCLI(["-i", path, "-d", out.path, "-j", "1", "--fail-fast"])
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stdout.contains("3 not-started"), "\(result.stdout)")
+        for index in 1...3 { #expect(!out.exists("ff\(index).bin")) }
+    }
+
+    @Test func libraryStreamsOneSequenceOfEventsForTheBatch() async throws {
+        let sources = try (1...3).map { try www.randomFile("lib\($0).bin", size: Int64($0) << 20) }
+        let entries = (1...3).map { BatchEntry(url: "\(nginx.baseURL)/lib\($0).bin", output: "copy\($0).bin") }
+        var batch = BatchOptions()
+        batch.directory = out.path
+        batch.jobs = 2
+        var sawStart = false
+        var finishedFiles = Set<Int>()
+        var summary: BatchSummary?
+        for try await event in Downloader().events(forBatch: entries, options: batch) {
+            switch event {
+            case .started(let start): sawStart = start.files == 3 && finishedFiles.isEmpty
+            case .file(let index, .finished): finishedFiles.insert(index)
+            case .finished(let done): summary = done
+            default: break
+            }
+        }
+        #expect(sawStart)
+        #expect(finishedFiles == [0, 1, 2])
+        #expect(summary?.succeeded == true)
+        #expect(summary?.files.map(\.status) == [.downloaded, .downloaded, .downloaded])
+        for (index, source) in sources.enumerated() { #expect(try sameBytes(out.file("copy\(index + 1).bin"), source)) }
+    }
+}
