@@ -156,6 +156,7 @@ final class BatchTests {
         #expect(finishes.count == count)
         #expect(finishes.allSatisfy { $0.contains("\"index\":") && $0.contains("\"url\":\"http") && $0.contains("\"path\":") })
         #expect(result.stdout.contains("\"event\":\"batch_finish\""))
+        try SchemaValidation.expectValid(result.stdout)
     }
 
     @Test func failFastStopsTheRestAndTheyStayUnstarted() throws {
@@ -165,6 +166,11 @@ final class BatchTests {
         #expect(result.status == 3, "\(result.stderr)")
         #expect(result.stdout.contains("3 not-started"), "\(result.stdout)")
         for index in 1...3 { #expect(!out.exists("ff\(index).bin")) }
+        // The same as JSON: the failure and the batch's end, valid against the schema.
+        let json = try runCLI(["-i", path, "-d", out.path, "-j", "1", "--fail-fast", "--json"])
+        #expect(json.status == 3)
+        #expect(json.stdout.contains("\"event\":\"file_failed\"") && json.stdout.contains("\"not_started\":3"), "\(json.stdout)")
+        try SchemaValidation.expectValid(json.stdout)
     }
 
     @Test func libraryStreamsOneSequenceOfEventsForTheBatch() async throws {

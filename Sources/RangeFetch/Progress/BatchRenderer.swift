@@ -26,7 +26,7 @@ public enum BatchRenderer {
                 object.add(status.rawValue.replacingHyphens, summary.count(status))
             }
             object.add("transferred_bytes", summary.transferredBytes)
-            object.add("elapsed_seconds", formatDecimal(summary.elapsedSeconds, places: 3))
+            object.add("elapsed_seconds", summary.elapsedSeconds, places: 3)
             let results = summary.files.map { fileObject($0, exitCode: exitCode).text }
             object.add("results", raw: "[" + results.joined(separator: ",") + "]")
             return object.text
@@ -43,7 +43,7 @@ public enum BatchRenderer {
         object.add("status", result.status.rawValue)
         object.add("bytes", result.bytes)
         object.add("transferred_bytes", result.transferredBytes)
-        object.add("elapsed_seconds", formatDecimal(result.elapsedSeconds, places: 3))
+        object.add("elapsed_seconds", result.elapsedSeconds, places: 3)
         object.add("bytes_per_second", Int64(result.bytesPerSecond))
         object.add("error", result.error?.message)
         object.add("exit_code", result.error.map { Int64(exitCode($0)) })
