@@ -1,4 +1,7 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reports from the engine thread, delivered synchronously on it: keep handlers short.
 enum EngineEvent: Sendable {
@@ -194,7 +197,9 @@ final class TransferEngine {
                 nextDecision = now + configuration.decisionIntervalSeconds
             }
             resumePausedTransfers(now: now)
+            let deliveredBefore = deliveredBytes
             multi.perform()
+            let moved = deliveredBytes - deliveredBefore
             try takeCompletedWrites()
             let finished = multi.completedTransfers()
             for (handle, result) in finished {
@@ -229,8 +234,24 @@ final class TransferEngine {
                 report(.checkpoint(segmentStates))
                 checkpointDueSince = nil
             }
+            if moved < Self.coalesceBytes && finished.isEmpty && !active.isEmpty {
+                // A trickle (a lossy WAN delivers a packet or two per wake-up): let the sockets
+                // gather more before the next round, which would otherwise cost a system call per
+                // connection for a few kilobytes.
+                usleep(Self.coalesceMicroseconds)
+            }
             multi.poll(timeoutMilliseconds: pollTimeoutMilliseconds(now: now, nextDecision: nextDecision))
         }
+    }
+
+    /// A round of transfers that moved less than this many bytes counts as a trickle…
+    private static let coalesceBytes: Int64 = 64 << 10
+    /// …and the next round waits this long (a few kilobytes per connection at WAN rates).
+    private static let coalesceMicroseconds: UInt32 = 2_000
+
+    /// Body bytes the active requests have delivered so far.
+    private var deliveredBytes: Int64 {
+        active.values.reduce(0) { $0 + $1.bytesReceived }
     }
 
     private var receivedBytes: Int64 {
