@@ -161,22 +161,24 @@ final class BatchReporter: Sendable {
 
     private func draw(_ state: inout State, now: Double) -> String {
         state.lastDraw = now
-        let width = Self.terminalColumns() - 1
-        var lines = [aggregateLine(state)]
+        // One column short of the edge, so no line ever wraps (a wrapped line would scroll).
+        let width = max(20, Terminal.width() - 1)
+        var lines = [aggregateLine(state, columns: width)]
         let shown = state.active.keys.sorted()
+        let nameWidth = min(28, max(10, width / 4))
         for index in shown.prefix(Self.fileLines) {
             guard let file = state.active[index] else { continue }
-            let progress = file.progress.map { ProgressRenderer.bar($0, width: 10) } ?? "starting"
-            lines.append("  \(Self.fit(file.name, 28))  \(progress)")
+            let progress = file.progress.map { ProgressRenderer.bar($0, columns: width - nameWidth - 4) } ?? "starting"
+            lines.append("  \(Self.fit(file.name, nameWidth))  \(progress)")
         }
         if shown.count > Self.fileLines { lines.append("  … and \(shown.count - Self.fileLines) more") }
         var output = clearBlock(&state)
-        output += lines.map { String($0.prefix(max(width, 20))) }.joined(separator: "\n")
+        output += lines.map { String($0.prefix(width)) }.joined(separator: "\n")
         state.drawnLines = lines.count
         return output
     }
 
-    private func aggregateLine(_ state: State) -> String {
+    private func aggregateLine(_ state: State, columns: Int) -> String {
         let files = state.urls.count
         let finished = state.done + state.failed
         let received = state.received.values.reduce(0, +)
@@ -192,10 +194,11 @@ final class BatchReporter: Sendable {
             if let eta = state.rate.eta(remaining: Int64(max(0, remaining))) { parts.append("ETA \(ProgressRenderer.duration(eta))") }
         }
         let connections = state.active.values.reduce(0) { $0 + ($1.progress?.activeConnections ?? 0) }
-        parts.append("\(state.active.count) active, \(connections) conns")
+        parts.append("\(state.active.count) active  \(connections) conns")
         let fraction = files == 0 ? 1 : Double(finished) / Double(files)
-        let filled = min(20, Int(fraction * 20))
-        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: 20 - filled) + "] " + parts.joined(separator: "  ")
+        let graphic = columns >= 100 ? 20 : 10
+        let filled = min(graphic, Int(fraction * Double(graphic)))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: graphic - filled) + "] " + parts.joined(separator: "  ")
     }
 
     private static func baseName(_ path: String) -> String {
@@ -205,13 +208,5 @@ final class BatchReporter: Sendable {
     private static func fit(_ text: String, _ width: Int) -> String {
         if text.count > width { return "…" + text.suffix(width - 1) }
         return text + String(repeating: " ", count: width - text.count)
-    }
-
-    /// The terminal's width (stderr's), else `COLUMNS`, else 80.
-    static func terminalColumns() -> Int {
-        var size = winsize()
-        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        if let columns = getenv("COLUMNS").flatMap({ Int(String(cString: $0)) }), columns > 0 { return columns }
-        return 80
     }
 }

@@ -26,6 +26,9 @@ final class BatchRun: Sendable {
         results = Mutex(entries.enumerated().map { BatchFileResult(index: $0.offset, url: $0.element.url, status: .notStarted) })
     }
 
+    /// Connections of the shared budget taken now (0 once every worker is done).
+    var budgetInUse: Int { budget.inUse }
+
     var workerCount: Int { max(1, min(options.jobs, entries.count)) }
 
     var summary: BatchSummary {

@@ -34,6 +34,8 @@ extension Downloader {
             }
         }
         let summary = run.summary
+        // Every connection taken from the shared budget was given back (debug builds: the tests).
+        assert(run.budgetInUse == 0, "\(run.budgetInUse) connections of the batch's budget were never given back")
         events(.finished(summary))
         return summary
     }
