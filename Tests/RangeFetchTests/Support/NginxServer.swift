@@ -64,20 +64,8 @@ final class NginxServer {
         }
         """
         try config.write(toFile: p + "/nginx.conf", atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: nginx)
-        process.arguments = ["-p", p, "-c", p + "/nginx.conf", "-g", "daemon off;"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !isListening(port: port) {
-            guard process.isRunning, Date() < deadline else {
-                let log = (try? String(contentsOfFile: p + "/error.log", encoding: .utf8)) ?? ""
-                stop()
-                throw TestFailure("nginx did not start on port \(port): \(log)")
-            }
-            usleep(20_000)
+        process = try TestProcess.startServer(nginx, ["-p", p, "-c", p + "/nginx.conf", "-g", "daemon off;"], port: port) {
+            ": " + ((try? String(contentsOfFile: p + "/error.log", encoding: .utf8)) ?? "")
         }
     }
 

@@ -16,20 +16,7 @@ final class RelayServer {
         let compiled = try TestProcess.run("/usr/bin/cc", ["-O2", "-pthread", "-o", binary, source])
         guard compiled.status == 0 else { throw TestFailure("cannot compile rf-relay: \(compiled.stderr)") }
         port = try freeLoopbackPort()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [String(port), String(upstreamPort), String(bytesPerSecond)]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !isListening(port: port) {
-            guard process.isRunning, Date() < deadline else {
-                stop()
-                throw TestFailure("rf-relay did not start on port \(port)")
-            }
-            usleep(20_000)
-        }
+        process = try TestProcess.startServer(binary, [String(port), String(upstreamPort), String(bytesPerSecond)], port: port)
     }
 
     deinit { stop() }

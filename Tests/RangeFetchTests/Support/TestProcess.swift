@@ -42,6 +42,27 @@ struct TestProcess {
         return (out, err)
     }
 
+    /// Starts a server with its output discarded and waits (up to 10 s) until it accepts
+    /// connections on 127.0.0.1:`port`; otherwise stops it and throws, adding `detail()`.
+    static func startServer(_ executable: String, _ arguments: [String], port: Int,
+                            detail: () -> String = { "" }) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !isListening(port: port) {
+            guard process.isRunning, Date() < deadline else {
+                stopProcess(process, signal: SIGTERM, graceSeconds: 2)
+                throw TestFailure("\(executable) did not start on port \(port)\(detail())")
+            }
+            usleep(20_000)
+        }
+        return process
+    }
+
     /// Finds the `rangefetch` binary built beside the test bundle (or `$RANGEFETCH_BIN`).
     static var rangefetchBinary: String {
         get throws {
