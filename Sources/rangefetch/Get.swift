@@ -47,8 +47,8 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64; in a batch, the connections shared by all files (up to 1024). Example: --max-connections 32", valueName: "n"))
     var maxConnections: Int = 16
 
-    @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never split ranges below this size (K/M/G suffixes). Example: --min-segment 4M", valueName: "size"))
-    var minimumSegment: String = "1M"
+    @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never plan or split ranges below this size (K/M/G suffixes). By default ranges are planned no smaller than 1M, and near the end a busy range may be split down to 128K when that finishes sooner. Example: --min-segment 4M", valueName: "size"))
+    var minimumSegment: String?
 
     @Flag(name: .customLong("json"), help: "Print one JSON object per line on stdout: probed, start, progress (≤4/s), retry, warning, verified, finish or error.")
     var json = false
@@ -98,8 +98,10 @@ struct Get: AsyncParsableCommand {
                 throw ValidationError("--max-connections must be between 1 and 64 (got \(maxConnections))")
             }
         }
-        guard let bytes = ByteCount.parse(minimumSegment), bytes >= DownloadOptions.smallestSegmentBytes else {
-            throw ValidationError("--min-segment must be a size of at least 16K, like 1M (got '\(minimumSegment)')")
+        if let minimumSegment {
+            guard let bytes = ByteCount.parse(minimumSegment), bytes >= DownloadOptions.smallestSegmentBytes else {
+                throw ValidationError("--min-segment must be a size of at least 16K, like 1M (got '\(minimumSegment)')")
+            }
         }
         if let printDigest, DigestAlgorithm(name: printDigest) == nil {
             throw ValidationError("--print-digest takes sha256, sha512, sha1 or md5 (got '\(printDigest)')")
@@ -154,7 +156,10 @@ struct Get: AsyncParsableCommand {
         }
         options.connections = connectionCount ?? .automatic
         options.maximumConnections = maxConnections
-        options.minimumSegmentBytes = ByteCount.parse(minimumSegment) ?? options.minimumSegmentBytes
+        if let bytes = minimumSegment.flatMap(ByteCount.parse) {
+            options.minimumSegmentBytes = bytes
+            options.minimumSplitBytes = bytes
+        }
         if !isBatch { options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName) }
         options.resume = restart ? .restart : .resume
         options.existingFile = overwrite ? .overwrite : (continueExisting ? .continueFrom : .refuse)

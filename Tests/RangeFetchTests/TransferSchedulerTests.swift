@@ -160,6 +160,19 @@ struct TransferSchedulerTests {
         #expect(scheduler.splitPoint(ByteRange(0, Self.mebibyte), victimRate: 10e6, freshRate: 10e6) == nil)
     }
 
+    @Test func defaultFloorLetsTheTailOfASlowLinkBeShared() {
+        // A lossy WAN connection (~2.9 MB/s, 50 ms set-up) with 1.5 MiB left: with the default
+        // 128 KiB floor an idle connection takes part of it; with 1 MiB it would sit idle while
+        // the rest takes half a second.
+        let rest = ByteRange(0, 3 * Self.mebibyte / 2)
+        let shared = Self.scheduler(.fixed(2), minimumSplitBytes: DownloadOptions().minimumSplitBytes)
+        #expect(shared.splitPoint(rest, victimRate: 2.9e6, freshRate: 2.9e6) != nil)
+        let idle = Self.scheduler(.fixed(2), minimumSplitBytes: Self.mebibyte)
+        #expect(idle.splitPoint(rest, victimRate: 2.9e6, freshRate: 2.9e6) == nil)
+        // On a fast link the same floor still refuses crumbs: the gain is under two set-up times.
+        #expect(shared.splitPoint(rest, victimRate: 200e6, freshRate: 200e6) == nil)
+    }
+
     @Test func cutsThatGainLessThanASetupTimeAreSkipped() {
         let scheduler = Self.scheduler(.fixed(2), minimumSplitBytes: 4096)
         // 64 KiB at 100 MB/s is 0.6 ms of work: not worth a 50 ms set-up.

@@ -47,8 +47,13 @@ public struct DownloadOptions: Sendable {
     public var connections: ConnectionCount = .automatic
     /// Upper bound for ``ConnectionCount/automatic``.
     public var maximumConnections = 16
-    /// No range is split below this size; small files get fewer connections.
+    /// No range is planned below this size, so small files get fewer connections.
     public var minimumSegmentBytes: Int64 = 1 << 20
+    /// A busy range is cut for an idle connection only when the new part is at least this long
+    /// (and the cut brings the end forward by a few set-up times, so on a fast link cuts stay
+    /// large). Small, so that near the end of a slow link's download every connection keeps
+    /// working: with 1 MiB the last 0.5 s of a 20 ms, 0.1%-loss WAN ran on ever fewer connections.
+    public var minimumSplitBytes: Int64 = 128 << 10
     public var request = RequestOptions()
     public var retry = RetryPolicy()
     public var resume: ResumePolicy = .resume
@@ -82,8 +87,8 @@ public struct DownloadOptions: Sendable {
         guard Self.connectionRange.contains(maximumConnections) else {
             throw DownloadError(.invalidOption, "maximum connections must be between 1 and 64 (got \(maximumConnections))")
         }
-        guard minimumSegmentBytes >= Self.smallestSegmentBytes else {
-            throw DownloadError(.invalidOption, "minimum segment size must be at least 16K (got \(minimumSegmentBytes) bytes)")
+        guard minimumSegmentBytes >= Self.smallestSegmentBytes, minimumSplitBytes >= Self.smallestSegmentBytes else {
+            throw DownloadError(.invalidOption, "minimum segment size must be at least 16K (got \(min(minimumSegmentBytes, minimumSplitBytes)) bytes)")
         }
         guard retry.maximumTries >= 1, retry.maximumTries <= 100 else {
             throw DownloadError(.invalidOption, "max tries must be between 1 and 100 (got \(retry.maximumTries))")

@@ -209,7 +209,7 @@ final class DownloadSession {
         }
         let configuration = EngineConfiguration(
             remote: remote, mode: mode, segments: segments, connections: mode == .ranged ? policy : .fixed(1),
-            minimumSplitBytes: options.minimumSegmentBytes,
+            minimumSplitBytes: options.minimumSplitBytes,
             request: options.request, retry: options.retry,
             writeBufferBytes: Self.writeBufferBytes(options),
             checkpointIntervalSeconds: options.checkpointIntervalSeconds,
