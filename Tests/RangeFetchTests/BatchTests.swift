@@ -132,6 +132,35 @@ final class BatchTests {
         #expect(nginx.accessLog().isEmpty)
     }
 
+    @Test func twoFilesTheServerNamesAlikeDoNotOverwriteEachOther() throws {
+        // Different URLs (so the list check passes), one name from Content-Disposition.
+        let fault = try FaultServer()
+        defer { fault.stop() }
+        let first = fault.dataURL(size: 1000, name: "a.bin", "disposition=same.bin")
+        let second = fault.dataURL(size: 3000, name: "b.bin", "disposition=same.bin")
+        let path = try list("alike.txt", [first, second])
+        let result = try runCLI(["-i", path, "-d", out.path, "-j", "1"])
+        #expect(result.status == 2, "\(result.stderr)")
+        let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("rangefetch: error:") }
+        #expect(errors.count == 1)
+        #expect(errors.first.map { $0.contains("alike.txt:2") && $0.contains("same.bin") && $0.contains("entry 1") && $0.contains(first) } == true,
+                "\(result.stderr)")
+        // The first file is intact; the second left nothing behind.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out.file("same.bin"))) == (try fault.expectedBytes(size: 1000)))
+        #expect(!out.exists("same.bin.part"))
+    }
+
+    @Test func unreadableListOrChecksumFileIsAUsageErrorBeforeAnyRequest() throws {
+        let good = try list("good.txt", ["\(nginx.baseURL)/a.bin", "\(nginx.baseURL)/b.bin"])
+        for (arguments, says) in [(["-i", lists.file("missing.txt")], "cannot read the list"),
+                                  (["-i", good, "--checksum-file", lists.file("missing.sums")], "cannot read checksum file")] {
+            let result = try runCLI(arguments + ["-d", out.path])
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(says), "\(result.stderr)")
+        }
+        #expect(nginx.accessLog().isEmpty)
+    }
+
     @Test func batchOptionsThatNameOneFileAreRefused() throws {
         for extra in [["-o", "x.bin"], ["--checksum", "sha256=" + String(repeating: "0", count: 64)], ["--print-digest", "sha256"]] {
             let result = try runCLI(["\(nginx.baseURL)/a", "\(nginx.baseURL)/b"] + extra)

@@ -124,20 +124,9 @@ final class BenchConnection {
     /// Status 206 with exactly the asked `Content-Range` for a slice; 2xx for a plain stream.
     private func verdict() -> DownloadError? {
         if let malformed = head.malformation(url: url) { return malformed }
-        let status = head.status
-        guard (200..<300).contains(status) else {
-            return DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
-                                 + (remaining.map { " for range \($0.httpRangeSpec)" } ?? ""))
-        }
+        if let error = head.statusError(url: url, range: remaining) { return error }
         guard let remaining else { return nil }
-        guard status == 206 else {
-            return DownloadError(.rangesNotHonoured, "\(url): server ignored the Range header (HTTP \(status))")
-        }
-        guard let contentRange = head.contentRange, contentRange.range == remaining,
-              contentRange.completeLength == remoteSize else {
-            return DownloadError(.protocolViolation, "\(url): asked for bytes \(remaining.httpRangeSpec), server sent Content-Range '\(head["content-range"] ?? "none")'")
-        }
-        return nil
+        return head.ignoredRangeError(url: url) ?? head.contentRangeError(asked: remaining, size: remoteSize, url: url)
     }
 }
 

@@ -47,8 +47,8 @@ final class DownloadSession {
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
         let paths = OutputPaths(destination: options.destination, suggestedName: remote.suggestedName)
         try OutputPaths.checkFinalPath(paths.final)
-        if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority) {
-            throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other + 1) of this batch; give one of them another name (out=)")
+        if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority, url: url) {
+            throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other.index + 1) of this batch (\(other.url)); give one of them another name (out=)")
         }
         let store = JournalStore(path: paths.journal)
         let expected = expectedDigests(remote)

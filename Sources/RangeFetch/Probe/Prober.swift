@@ -19,11 +19,7 @@ struct Prober {
         // HEAD refused, failed, or said too little: ask for the first byte instead.
         let get = try exchange(url, method: .firstByte)
         let status = get.response.status
-        guard (200..<300).contains(status) else {
-            var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Self.reason(status))")
-            error.retryAfterSeconds = RetryPolicy.retryAfterSeconds(get.response["retry-after"])
-            throw error
-        }
+        if let error = get.response.statusError(url: url) { throw error }
         var file = remoteFile(url: url, finalURL: get.finalURL, response: get.response)
         if status == 206 {
             guard let contentRange = get.response.contentRange, contentRange.range == ByteRange(0, 1) else {

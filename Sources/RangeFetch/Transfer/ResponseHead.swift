@@ -123,6 +123,29 @@ struct ResponseHead: Sendable {
         }
         return nil
     }
+
+    // MARK: Checks every answer to one of our requests must pass (downloads, probe, bench)
+
+    /// The error for a status outside 2xx, naming the URL, the status and what it usually means,
+    /// the range asked for, and carrying the server's `Retry-After`; `nil` for 2xx.
+    func statusError(url: String, range: ByteRange? = nil) -> DownloadError? {
+        guard !(200..<300).contains(status) else { return nil }
+        var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
+                                  + (range.map { " for range \($0.httpRangeSpec)" } ?? ""))
+        error.retryAfterSeconds = RetryPolicy.retryAfterSeconds(self["retry-after"])
+        return error
+    }
+
+    /// A 2xx answer to a request for `asked` that is not a `206`: the server sends the whole file.
+    func ignoredRangeError(url: String) -> DownloadError? {
+        status == 206 ? nil : DownloadError(.rangesNotHonoured, "\(url): server ignored the Range header (HTTP \(status))")
+    }
+
+    /// A `206` whose `Content-Range` is not exactly `asked` of a `size`-byte file.
+    func contentRangeError(asked: ByteRange, size: Int64?, url: String) -> DownloadError? {
+        if let contentRange, contentRange.range == asked, contentRange.completeLength == size { return nil }
+        return DownloadError(.protocolViolation, "\(url): asked for bytes \(asked.httpRangeSpec), server sent Content-Range '\(self["content-range"] ?? "none")'")
+    }
 }
 
 /// A parsed `Content-Range` header: `bytes first-last/complete` or `bytes */complete`.

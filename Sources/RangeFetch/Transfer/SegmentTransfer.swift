@@ -121,32 +121,25 @@ final class SegmentTransfer {
 
     private func verdict() -> (error: DownloadError, isFatal: Bool)? {
         let url = remote.finalURL
-        let status = head.status
         if let malformed = head.malformation(url: url) { return (malformed, true) }
-        if !(200..<300).contains(status) {
-            var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
-                                      + (requested.map { " for range \($0.httpRangeSpec)" } ?? ""))
-            error.retryAfterSeconds = RetryPolicy.retryAfterSeconds(head["retry-after"])
-            if status == 416 {
+        if let error = head.statusError(url: url, range: requested) {
+            if head.status == 416 {
                 return (DownloadError(.remoteChanged, "\(url): range \(requested?.httpRangeSpec ?? "") not satisfiable; the file on the server changed (was \(remote.size ?? 0) bytes). Rerun to start over."), true)
             }
             return (error, !error.isTransient)
         }
         if let changed = changedVersion() { return (changed, true) }
         guard let requested else { return nil }
-        if status != 206 {
-            return (DownloadError(.rangesNotHonoured, "\(url): server ignored the Range header (HTTP \(status))"), true)
-        }
+        if let ignored = head.ignoredRangeError(url: url) { return (ignored, true) }
         if let coding = head.contentEncoding {
             // Ranges of an encoded body are not ranges of the file: fall back to one decoded stream.
             return (DownloadError(.rangesNotHonoured, "\(url): server sent Content-Encoding \(coding) for a range; ranges of an encoded body are not ranges of the file"), true)
         }
-        guard let contentRange = head.contentRange, contentRange.range == requested,
-              contentRange.completeLength == remote.size else {
-            if let contentRange = head.contentRange, let total = contentRange.completeLength, total != remote.size {
+        if let mismatch = head.contentRangeError(asked: requested, size: remote.size, url: url) {
+            if let total = head.contentRange?.completeLength, total != remote.size {
                 return (DownloadError(.remoteChanged, "\(url): file size changed on the server from \(remote.size ?? 0) to \(total) bytes. Rerun to start over."), true)
             }
-            return (DownloadError(.protocolViolation, "\(url): asked for bytes \(requested.httpRangeSpec), server sent Content-Range '\(head["content-range"] ?? "none")'"), false)
+            return (mismatch, false)
         }
         return nil
     }
