@@ -102,4 +102,27 @@ final class NginxDownloadTests {
         #expect(out.exists("bad.bin.checksum-mismatch"))
         #expect(!out.exists("bad.bin.part.rfjournal"))
     }
+
+    /// Connections older than the lifetime (1 s here) get no new range; with
+    /// `recycleConnections` off, the same connections serve every range.
+    @Test(arguments: [true, false])
+    func connectionsAreReplacedAtARangeBoundaryOnceOlderThanTheirLifetime(recycle: Bool) async throws {
+        let size: Int64 = 40 << 20
+        let source = try www.randomFile("slow.bin", size: size)
+        // nginx sends each request at about 4 MiB/s: 3 s or more in ranges of 1 s or less (libcurl
+        // counts a connection's age in whole seconds, so "older than 1 s" means 2 s or more).
+        let summary = try await download("/slow/slow.bin", to: "slow.bin", connections: 2) { options in
+            options.recycleConnections = recycle
+        }
+        #expect(summary.bytes == size)
+        #expect(try Checksums.sha256sum(out.file("slow.bin")) == Checksums.sha256sum(source))
+        let ranges = nginx.accessLog().filter { $0.method == "GET" && !$0.range.isEmpty }
+        #expect(ranges.count > 4, "\(ranges.count) ranges")
+        let connections = Set(ranges.map(\.connection)).count
+        if recycle {
+            #expect(connections > 2, "\(connections) connections for \(ranges.count) ranges: \(ranges.map { "\($0.range) \($0.connection)" })")
+        } else {
+            #expect(connections <= 2, "\(connections) connections for \(ranges.count) ranges")
+        }
+    }
 }

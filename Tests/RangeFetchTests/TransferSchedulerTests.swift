@@ -16,6 +16,19 @@ struct TransferSchedulerTests {
         return TransferScheduler(connections: policy, splittable: true, tuning: tuning)
     }
 
+    // MARK: Recycling
+
+    @Test func connectionsAreRecycledAfterASecondOnShortLinksAndLaterOnLongOnes() {
+        let plan = Self.plan(size: 64 * Self.mebibyte, connections: 8)
+        // Before any set-up time is measured, and on a LAN-like link: the 1 s floor.
+        #expect(Self.scheduler(.fixed(8)).connectionLifetimeSeconds == 1)
+        let short = SimulatedLink(setupSeconds: 0.02, perConnectionBytesPerSecond: 20e6)
+        #expect(short.run(plan, scheduler: Self.scheduler(.fixed(8))).connectionLifetime == 1)
+        // A 190 ms set-up time: 25 of them (4.75 s, rounded), so slow start stays a small part of each life.
+        let long = SimulatedLink(setupSeconds: 0.19, perConnectionBytesPerSecond: 20e6)
+        #expect(long.run(plan, scheduler: Self.scheduler(.fixed(8))).connectionLifetime == 5)
+    }
+
     // MARK: Adaptive connection count
 
     @Test func autoGrowsToTheMaximumBehindAPerConnectionCap() {

@@ -54,6 +54,11 @@ public struct DownloadOptions: Sendable {
     /// large). Small, so that near the end of a slow link's download every connection keeps
     /// working: with 1 MiB the last 0.5 s of a 20 ms, 0.1%-loss WAN ran on ever fewer connections.
     public var minimumSplitBytes: Int64 = 128 << 10
+    /// Open a fresh connection for the next range once a connection has served 2 s or more
+    /// (longer when 25 set-up times are longer). On a lossy link a long-lived connection settles at the small
+    /// window its losses allow; a new one's slow start carries it well above that for a while.
+    /// Off: each connection serves ranges for as long as it lasts.
+    public var recycleConnections = true
     public var request = RequestOptions()
     public var retry = RetryPolicy()
     public var resume: ResumePolicy = .resume

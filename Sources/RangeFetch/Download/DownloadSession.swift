@@ -209,7 +209,7 @@ final class DownloadSession {
         }
         let configuration = EngineConfiguration(
             remote: remote, mode: mode, segments: segments, connections: mode == .ranged ? policy : .fixed(1),
-            minimumSplitBytes: options.minimumSplitBytes,
+            minimumSplitBytes: options.minimumSplitBytes, recycleConnections: options.recycleConnections,
             request: options.request, retry: options.retry,
             writeBufferBytes: Self.writeBufferBytes(options),
             checkpointIntervalSeconds: options.checkpointIntervalSeconds,

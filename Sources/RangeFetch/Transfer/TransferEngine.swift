@@ -48,6 +48,12 @@ struct EngineConfiguration: Sendable {
     var connections: ConnectionPolicy
     /// A healthy request is not cut so that the new part is shorter than this (bytes).
     var minimumSplitBytes: Int64
+    /// Replace connections older than the scheduler's lifetime at their next range (ranges of at
+    /// least ``recycleRequestBytes``); off, a connection serves ranges for as long as it lasts.
+    var recycleConnections = true
+    /// Smaller requests (small files in a batch, tails) reuse whatever connection is open: for
+    /// them a handshake costs more than slow start could give.
+    var recycleRequestBytes: Int64 = 1 << 20
     var request: RequestOptions
     var retry: RetryPolicy
     /// Per-connection coalescing buffer between libcurl's callbacks and `pwrite`, in bytes.
@@ -140,6 +146,7 @@ final class TransferEngine {
         let ranged = configuration.mode == .ranged
         var tuning = TransferScheduler.Tuning()
         tuning.minimumSplitBytes = configuration.minimumSplitBytes
+        tuning.replacesSlowConnections = configuration.request.maximumBytesPerSecond == nil
         scheduler = TransferScheduler(connections: ranged ? configuration.connections : .fixed(1), splittable: ranged,
                                       tuning: tuning)
         if let rate = configuration.request.maximumBytesPerSecond {
@@ -375,6 +382,9 @@ final class TransferEngine {
         }
         transfer.limiter = limiter
         configuration.request.configure(transfer.easy, url: configuration.remote.finalURL, extraHeaders: extraHeaders)
+        if configuration.recycleConnections, let requested, requested.count >= configuration.recycleRequestBytes {
+            transfer.easy.set(CURLOPT_MAXLIFETIME_CONN, scheduler.connectionLifetimeSeconds)
+        }
         let userdata = Unmanaged.passUnretained(transfer).toOpaque()
         transfer.easy.setWriteCallback(segmentWriteCallback, userdata: userdata)
         transfer.easy.setHeaderCallback(segmentHeaderCallback, userdata: userdata)

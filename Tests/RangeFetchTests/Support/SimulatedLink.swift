@@ -24,6 +24,8 @@ struct SimulatedLink {
         /// Requests cancelled so that a fresh connection could take over.
         var takeovers: Int
         var requests: Int
+        /// The scheduler's connection lifetime at the end, whole seconds.
+        var connectionLifetime = 0
     }
 
     /// Runs a download of `plan` with `scheduler` until every byte has arrived (or `limit`
@@ -102,6 +104,7 @@ struct SimulatedLink {
         }
         outcome.seconds = now
         outcome.finalTarget = scheduler.targetConnections
+        outcome.connectionLifetime = scheduler.connectionLifetimeSeconds
         return outcome
     }
 }
