@@ -11,9 +11,9 @@ struct Get: AsyncParsableCommand {
         Bytes go to NAME.part beside the output, with a resume journal NAME.part.rfjournal. Running the same command again after Ctrl-C, a crash or a lost connection continues where it stopped, provided the server still has the same file (same size, ETag and Last-Modified); otherwise it starts over and says so.
 
         Examples:
-          rangefetch https://example.com/big.iso                 # into ./big.iso, -n auto
-          rangefetch -n 16 -o /data/w.bin https://host/w.bin      # 16 connections, explicit path
-          rangefetch --json -q https://host/f | jq .              # machine-readable progress
+          rangefetch https://example.com/big.iso          # into ./big.iso, -n auto
+          rangefetch -n 16 -o /data/w.bin https://host/w  # 16 connections, this path
+          rangefetch --json -q https://host/f | jq .      # machine-readable progress
         """
     )
 
