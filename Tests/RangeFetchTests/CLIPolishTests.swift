@@ -30,7 +30,7 @@ final class CLIPolishTests {
         let get = try runCLI(["get", "--help"], environment: ["COLUMNS": "400"])
         #expect(get.stdout.contains("resume journal NAME.part.rfjournal. Running the same command again after Ctrl-C"))
         // Example lines stay lines of their own.
-        #expect(get.stdout.contains("\n  rangefetch -n 16 -o /data/w.bin https://host/w.bin"))
+        #expect(get.stdout.contains("\n  rangefetch -n 16 -o /data/w.bin https://host/w  # 16 connections"))
     }
 
     @Test(arguments: ["bash", "zsh", "fish"])
