@@ -50,7 +50,7 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never plan or split ranges below this size (K/M/G suffixes). By default ranges are planned no smaller than 1M, and near the end a busy range may be split down to 128K when that finishes sooner. Example: --min-segment 4M", valueName: "size"))
     var minimumSegment: String?
 
-    @Flag(name: .customLong("keep-connections"), help: "Let each connection serve ranges for as long as it lasts. By default a connection that has served 2 s or more (longer on links with long round trips) is replaced at its next range: on a lossy link a fresh connection's slow start outruns the small window an old one settles at.")
+    @Flag(name: .customLong("keep-connections"), help: "Let each connection serve ranges for as long as it lasts. By default, once the path has lost packets and if round trips are short (up to about 60 ms), a connection that has served 2 s or more is replaced at its next range: with losses a fresh connection's slow start outruns the small window an old one settles at.")
     var keepConnections = false
 
     @Flag(name: .customLong("json"), help: "Print one JSON object per line on stdout: probed, start, progress (≤4/s), retry, warning, verified, finish or error.")
@@ -167,7 +167,7 @@ struct Get: AsyncParsableCommand {
         options.resume = restart ? .restart : .resume
         options.existingFile = overwrite ? .overwrite : (continueExisting ? .continueFrom : .refuse)
         options.journal = !noJournal
-        options.recycleConnections = !keepConnections
+        if keepConnections { options.recycleConnections = .never }
         try network.apply(to: &options)
         return options
     }

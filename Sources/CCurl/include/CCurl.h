@@ -52,6 +52,14 @@ static inline CURLcode ccurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, v
     return curl_easy_getinfo(handle, info, value);
 }
 
+static inline CURLcode ccurl_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+/// Packets that arrived out of order on TCP socket `fd` (`tcpi_rcv_ooopack`): above 0 after a
+/// loss on the path. -1 when the kernel does not say (before Linux 5.4) or `fd` is no TCP socket.
+long long ccurl_tcp_out_of_order_packets(int fd);
+
 static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }

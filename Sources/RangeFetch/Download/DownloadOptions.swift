@@ -37,6 +37,19 @@ public struct DownloadOptions: Sendable {
         public init(integerLiteral value: Int) { self = .fixed(value) }
     }
 
+    /// When a connection is replaced by a fresh one for its next range.
+    public enum ConnectionRecycling: Sendable, Equatable {
+        /// Once the path has lost packets (a connection saw them arrive out of order): then a
+        /// connection that has served 2 s or more is replaced, on links of round trips up to about 60 ms. With losses a
+        /// long-lived connection settles at the small window they allow, while a new one's slow
+        /// start carries it well above that for a while. On a clean or long link the old one is faster.
+        case afterLoss
+        /// By age alone, as ``afterLoss`` does once the path has lost packets.
+        case always
+        /// Each connection serves ranges for as long as it lasts.
+        case never
+    }
+
     /// Allowed values for a fixed ``connections`` count and for ``maximumConnections``.
     public static let connectionRange = 1...64
     /// Smallest allowed ``minimumSegmentBytes``.
@@ -54,11 +67,8 @@ public struct DownloadOptions: Sendable {
     /// large). Small, so that near the end of a slow link's download every connection keeps
     /// working: with 1 MiB the last 0.5 s of a 20 ms, 0.1%-loss WAN ran on ever fewer connections.
     public var minimumSplitBytes: Int64 = 128 << 10
-    /// Open a fresh connection for the next range once a connection has served 2 s or more
-    /// (longer when 25 set-up times are longer). On a lossy link a long-lived connection settles at the small
-    /// window its losses allow; a new one's slow start carries it well above that for a while.
-    /// Off: each connection serves ranges for as long as it lasts.
-    public var recycleConnections = true
+    /// When a connection is replaced by a fresh one for its next range.
+    public var recycleConnections: ConnectionRecycling = .afterLoss
     public var request = RequestOptions()
     public var retry = RetryPolicy()
     public var resume: ResumePolicy = .resume

@@ -49,8 +49,8 @@ enum SchedulerAction: Sendable, Equatable {
 ///   sibling averages: with only slow connections left, they are still slow.
 /// - **Slow connections** at full capacity: one under ``Tuning/slowFraction`` of the yardstick for
 ///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection.
-/// - **Recycling**: a connection older than ``connectionLifetimeSeconds`` is not given another
-///   range; a fresh one is opened for it. On a lossy link a long-lived connection settles at the
+/// - **Recycling**: on short links, a connection older than ``connectionLifetimeSeconds`` is not
+///   given another range; a fresh one is opened for it. On a lossy link a long-lived connection settles at the
 ///   small window its losses allow, while a new one's slow start carries it well above that for a
 ///   second or so (WAN 256 MiB, 20 ms, 0.1% loss, `-n 16`: 6.2 s reusing, 5.8 s recycling).
 /// - **Connection count**: ``ConnectionPolicy``.
@@ -93,11 +93,13 @@ struct TransferScheduler: Sendable {
         /// under `--max-speed`: the shared cap pauses whichever connection asks when the budget is
         /// spent, so one that looks slow is only waiting its turn, and a fresh one would wait too.
         var replacesSlowConnections = true
-        /// A connection is given new ranges for at least this long (seconds)…
-        var connectionLifetimeSeconds = 1.0
-        /// …and this many set-up times, so that on a long link slow start stays a small part of
-        /// a connection's life (about 6 round trips to 1/16 of a 1 Gbit/s, 100 ms link's window).
-        var connectionLifetimeSetupTimes = 25.0
+        /// A connection is given new ranges for this long (whole seconds; libcurl compares
+        /// strictly, so 1 replaces connections 2 s old or older)…
+        var connectionLifetimeSeconds = 1
+        /// …on links whose set-up time (about a round trip) is at most this (seconds). On longer
+        /// links a fresh connection's slow start costs more than it brings: on a clean 400 Mbit/s,
+        /// 100 ms link, 256 MiB at `-n 16` took 8.1 s recycling against 6.8 s without.
+        var recycleUpToSetupSeconds = 0.06
     }
 
     var tuning = Tuning()
@@ -178,10 +180,9 @@ struct TransferScheduler: Sendable {
     private var setup: Double { setupSeconds ?? tuning.defaultSetupSeconds }
 
     /// Whole seconds after which a connection is replaced at its next range (libcurl's
-    /// `CURLOPT_MAXLIFETIME_CONN`, which compares whole seconds strictly: 1 replaces connections
-    /// 2 s old or older); see "Recycling" above.
-    var connectionLifetimeSeconds: Int {
-        Int(max(tuning.connectionLifetimeSeconds, tuning.connectionLifetimeSetupTimes * setup).rounded())
+    /// `CURLOPT_MAXLIFETIME_CONN`); `nil` on links too long for it to pay. See "Recycling" above.
+    var connectionLifetimeSeconds: Int? {
+        setup <= tuning.recycleUpToSetupSeconds ? tuning.connectionLifetimeSeconds : nil
     }
 
     private var yardstickWindow: Double {

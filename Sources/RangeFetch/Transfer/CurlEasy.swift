@@ -95,6 +95,15 @@ final class CurlEasy {
         return code
     }
 
+    /// Whether the connection of the last finished request (still open in the multi handle's
+    /// cache) saw packets arrive out of order, i.e. losses on the path; `nil` when unknown.
+    var lastConnectionSawLoss: Bool? {
+        var socket = curl_socket_t(-1)
+        guard ccurl_easy_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK, socket >= 0 else { return nil }
+        let packets = ccurl_tcp_out_of_order_packets(socket)
+        return packets < 0 ? nil : packets > 0
+    }
+
     /// The URL of the last request, after redirects.
     var effectiveURL: String? {
         var pointer: UnsafeMutablePointer<CChar>?

@@ -48,9 +48,9 @@ struct EngineConfiguration: Sendable {
     var connections: ConnectionPolicy
     /// A healthy request is not cut so that the new part is shorter than this (bytes).
     var minimumSplitBytes: Int64
-    /// Replace connections older than the scheduler's lifetime at their next range (ranges of at
-    /// least ``recycleRequestBytes``); off, a connection serves ranges for as long as it lasts.
-    var recycleConnections = true
+    /// When connections older than the scheduler's lifetime are replaced at their next range
+    /// (ranges of at least ``recycleRequestBytes``).
+    var recycleConnections: DownloadOptions.ConnectionRecycling = .afterLoss
     /// Smaller requests (small files in a batch, tails) reuse whatever connection is open: for
     /// them a handshake costs more than slow start could give.
     var recycleRequestBytes: Int64 = 1 << 20
@@ -382,8 +382,9 @@ final class TransferEngine {
         }
         transfer.limiter = limiter
         configuration.request.configure(transfer.easy, url: configuration.remote.finalURL, extraHeaders: extraHeaders)
-        if configuration.recycleConnections, let requested, requested.count >= configuration.recycleRequestBytes {
-            transfer.easy.set(CURLOPT_MAXLIFETIME_CONN, scheduler.connectionLifetimeSeconds)
+        if recycling, let requested, requested.count >= configuration.recycleRequestBytes,
+           let lifetime = scheduler.connectionLifetimeSeconds {
+            transfer.easy.set(CURLOPT_MAXLIFETIME_CONN, lifetime)
         }
         let userdata = Unmanaged.passUnretained(transfer).toOpaque()
         transfer.easy.setWriteCallback(segmentWriteCallback, userdata: userdata)
@@ -394,10 +395,26 @@ final class TransferEngine {
         return true
     }
 
+    /// A finished request's connection saw packets arrive out of order: the path loses some.
+    private var pathLosesPackets = false
+
+    /// Whether new requests get the scheduler's connection lifetime.
+    private var recycling: Bool {
+        switch configuration.recycleConnections {
+        case .always: true
+        case .afterLoss: pathLosesPackets
+        case .never: false
+        }
+    }
+
     // MARK: Completion
 
     private func complete(_ transfer: SegmentTransfer, result: CURLcode) throws(DownloadError) {
         let segment = transfer.segment
+        if configuration.recycleConnections == .afterLoss, !pathLosesPackets, result == CURLE_OK,
+           transfer.easy.lastConnectionSawLoss == true {
+            pathLosesPackets = true  // asked before the handle leaves the multi (its connection with it)
+        }
         multi.remove(transfer.easy)
         configuration.lease?.release()
         segment.transfer = nil

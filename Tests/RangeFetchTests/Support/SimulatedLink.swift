@@ -25,7 +25,7 @@ struct SimulatedLink {
         var takeovers: Int
         var requests: Int
         /// The scheduler's connection lifetime at the end, whole seconds.
-        var connectionLifetime = 0
+        var connectionLifetime: Int?
     }
 
     /// Runs a download of `plan` with `scheduler` until every byte has arrived (or `limit`
