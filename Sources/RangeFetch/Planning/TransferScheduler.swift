@@ -50,9 +50,10 @@ enum SchedulerAction: Sendable, Equatable {
 /// - **Slow connections** at full capacity: one under ``Tuning/slowFraction`` of the yardstick for
 ///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection.
 /// - **Recycling**: on short links, a connection older than ``connectionLifetimeSeconds`` is not
-///   given another range; a fresh one is opened for it. On a lossy link a long-lived connection settles at the
-///   small window its losses allow, while a new one's slow start carries it well above that for a
-///   second or so (WAN 256 MiB, 20 ms, 0.1% loss, `-n 16`: 6.2 s reusing, 5.8 s recycling).
+///   given another range; a fresh one is opened for it. On a lossy link a long-lived connection
+///   settles at the small window its losses allow, while a new one's slow start carries it well
+///   above that for a second or so (WAN 256 MiB, 20 ms, 0.1% loss, `-n 16`: 6.2 s reusing, 5.8 s
+///   recycling). The engine turns it on once the path is seen losing packets.
 /// - **Connection count**: ``ConnectionPolicy``.
 struct TransferScheduler: Sendable {
     /// Named tuning numbers (seconds and bytes).
