@@ -31,6 +31,37 @@ struct TransferSchedulerTests {
 
     // MARK: Adaptive connection count
 
+    @Test func aCountSettledBeforeLossesIsDoubledOnceWhenThePathLosesPackets() {
+        // A link that four connections already fill: 4 -> 8 buys nothing, so it settles at 4.
+        var policy = ConnectionPolicy.adaptive(maximum: 16)
+        var rate = 50e6
+        var now = 0.0
+        var received = 0.0
+        func observe(_ streaming: Int) {
+            policy.observe(now: now, receivedBytes: Int64(received), streaming: streaming, setupSeconds: 0.001, workLeft: true)
+            now += 0.1
+            received += rate * 0.1
+        }
+        for _ in 0..<6 { observe(policy.target) }
+        #expect(policy.target == 4 && policy.isSettled)
+        policy.pathLosesPackets()
+        #expect(policy.target == 8)
+        // Once per download, and a flat rate at 8 is kept (losses hold each connection back).
+        policy.pathLosesPackets()
+        #expect(policy.target == 8)
+        for _ in 0..<12 { observe(policy.target) }
+        #expect(policy.target == 8)
+        // On a lossy path a sag of 15% (connections settling at what their losses allow) is
+        // enough to try more connections; without losses it takes 25%.
+        rate *= 0.85
+        for _ in 0..<12 { observe(policy.target) }
+        #expect(policy.target == 16)
+        // A fixed count never moves.
+        var fixed = ConnectionPolicy.fixed(4)
+        fixed.pathLosesPackets()
+        #expect(fixed.target == 4)
+    }
+
     @Test func autoGrowsToTheMaximumBehindAPerConnectionCap() {
         let link = SimulatedLink(perConnectionBytesPerSecond: 25e6, linkBytesPerSecond: 2e9)
         let outcome = link.run(Self.plan(size: 1024 * Self.mebibyte, connections: 16),

@@ -6,8 +6,8 @@
 /// last doubling bought at least ``AdaptiveGrowth/usefulGainFraction`` of the linear gain (a
 /// per-connection cap shows as linear growth); when a step bought too little, go back to the
 /// previous count (if it bought nothing) or keep it, and settle. A server that pushes back (429,
-/// 503, refused or reset connections) settles it below the count that provoked it. Never above
-/// ``maximum``.
+/// 503, refused or reset connections) settles it below the count that provoked it. A path seen
+/// losing packets doubles a settled count once (``pathLosesPackets()``). Never above ``maximum``.
 ///
 /// A pure value: fed the clock and byte counts, it answers with the count. No sockets.
 struct ConnectionPolicy: Sendable {
@@ -32,6 +32,9 @@ struct ConnectionPolicy: Sendable {
         var watchWindowSeconds = 0.5
         /// …and when it sinks under this fraction of its best, doubling is tried again…
         var declineFraction = 0.75
+        /// …or under this one once the path is seen losing packets (a sag there means the
+        /// connections have settled at what their losses allow, which more connections add to)…
+        var lossyDeclineFraction = 0.9
         /// …at most this many times per download.
         var reprobes = 3
     }
@@ -68,6 +71,8 @@ struct ConnectionPolicy: Sendable {
     private var window: (start: Double, bytes: Int64)?
     /// The aggregate rate and count of the previous step, bytes per second.
     private var previous: (rate: Double, count: Int)?
+    /// See ``pathLosesPackets()``.
+    private var lossSeen = false
 
     /// A fixed number of connections.
     static func fixed(_ connections: Int) -> ConnectionPolicy {
@@ -121,7 +126,7 @@ struct ConnectionPolicy: Sendable {
             if let previous {
                 let gain = previous.rate > 0 ? rate / previous.rate : 2
                 let ideal = Double(target) / Double(previous.count)
-                if gain < growth.uselessGain {
+                if gain < growth.uselessGain && !lossSeen {
                     target = previous.count
                     phase = .watching(best: previous.rate)
                     return
@@ -137,7 +142,8 @@ struct ConnectionPolicy: Sendable {
             // aggregate later sinks well below its best, more connections may pay after all.
             if rate >= best {
                 phase = .watching(best: rate)
-            } else if rate < growth.declineFraction * best, reprobesLeft > 0, target < maximum {
+            } else if rate < (lossSeen ? growth.lossyDeclineFraction : growth.declineFraction) * best,
+                      reprobesLeft > 0, target < maximum {
                 reprobesLeft -= 1
                 grow(from: rate)
             }
@@ -150,6 +156,20 @@ struct ConnectionPolicy: Sendable {
         previous = (rate, target)
         target = min(maximum, target * 2)
         phase = target >= maximum ? .done : .growing
+    }
+
+    /// The path was seen losing packets. A lossy link's first second, before losses set in,
+    /// flatters few connections; from now on each connection is held to the small window its
+    /// losses allow, so a count found before is doubled once (if still below the maximum), and
+    /// a step that buys little is kept rather than given back.
+    mutating func pathLosesPackets() {
+        guard isAdaptive, !lossSeen else { return }
+        lossSeen = true
+        guard case .watching = phase, target < maximum else { return }
+        previous = nil
+        window = nil
+        target = min(maximum, target * 2)
+        phase = target >= maximum ? .done : .watching(best: 0)
     }
 
     /// The server pushed back (429, 503, a refused or reset connection): stop growing, and give

@@ -139,6 +139,9 @@ struct TransferScheduler: Sendable {
     /// The server pushed back; see ``ConnectionPolicy/pushback()``.
     mutating func notePushback() { connections.pushback() }
 
+    /// The path loses packets; see ``ConnectionPolicy/pathLosesPackets()``.
+    mutating func notePathLoss() { connections.pathLosesPackets() }
+
     /// Decides what to start or split now.
     /// - Parameters:
     ///   - segments: every segment not yet complete, busy or idle.

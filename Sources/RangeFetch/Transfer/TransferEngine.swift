@@ -411,9 +411,9 @@ final class TransferEngine {
 
     private func complete(_ transfer: SegmentTransfer, result: CURLcode) throws(DownloadError) {
         let segment = transfer.segment
-        if configuration.recycleConnections == .afterLoss, !pathLosesPackets, result == CURLE_OK,
-           transfer.easy.lastConnectionSawLoss == true {
+        if !pathLosesPackets, result == CURLE_OK, transfer.easy.lastConnectionSawLoss == true {
             pathLosesPackets = true  // asked before the handle leaves the multi (its connection with it)
+            scheduler.notePathLoss()
         }
         multi.remove(transfer.easy)
         configuration.lease?.release()
