@@ -107,10 +107,11 @@ final class NginxDownloadTests {
     /// after losses only (loopback loses none), the same connections serve every range.
     @Test(arguments: [DownloadOptions.ConnectionRecycling.always, .never, .afterLoss])
     func connectionsAreReplacedAtARangeBoundaryOnceOlderThanTheirLifetime(recycle: DownloadOptions.ConnectionRecycling) async throws {
-        let size: Int64 = 40 << 20
+        let size: Int64 = 64 << 20
         let source = try www.randomFile("slow.bin", size: size)
-        // nginx sends each request at about 4 MiB/s: 3 s or more in ranges of 1 s or less (libcurl
-        // counts a connection's age in whole seconds, so "older than 1 s" means 2 s or more).
+        // nginx sends each request at about 4 MiB/s: 5 s or more in ranges of 1–2 s, so each
+        // connection is replaced once or twice (libcurl counts a connection's age in whole
+        // seconds: "older than 1 s" means 2 s or more).
         let summary = try await download("/slow/slow.bin", to: "slow.bin", connections: 2) { options in
             options.recycleConnections = recycle
         }
@@ -120,9 +121,11 @@ final class NginxDownloadTests {
         #expect(ranges.count > 4, "\(ranges.count) ranges")
         let connections = Set(ranges.map(\.connection)).count
         if recycle == .always {
-            #expect(connections > 2, "\(connections) connections for \(ranges.count) ranges: \(ranges.map { "\($0.range) \($0.connection)" })")
+            #expect(connections >= 4, "\(connections) connections for \(ranges.count) ranges: \(ranges.map { "\($0.range) \($0.connection)" })")
         } else {
-            #expect(connections <= 2, "\(connections) connections for \(ranges.count) ranges")
+            // The two of the plan, and at most one more: a stolen tail ends its request by
+            // closing the connection, and a later range may need a new one.
+            #expect(connections <= 3, "\(connections) connections for \(ranges.count) ranges: \(ranges.map { "\($0.range) \($0.connection)" })")
         }
     }
 }
