@@ -18,15 +18,33 @@ struct TransferSchedulerTests {
 
     // MARK: Recycling
 
-    @Test func connectionsAreRecycledOnShortLinksOnly() {
+    @Test func connectionsAreRecycledOnShortLossyLinksAndLargeRequestsOnly() throws {
         let plan = Self.plan(size: 64 * Self.mebibyte, connections: 8)
-        // Before any set-up time is measured (50 ms assumed), and on a 20 ms link: after 1 s.
-        #expect(Self.scheduler(.fixed(8)).connectionLifetimeSeconds == 1)
-        let short = SimulatedLink(setupSeconds: 0.02, perConnectionBytesPerSecond: 20e6)
-        #expect(short.run(plan, scheduler: Self.scheduler(.fixed(8))).connectionLifetime == 1)
-        // A 100 ms link: a fresh connection's slow start would cost more than it brings.
-        let long = SimulatedLink(setupSeconds: 0.1, perConnectionBytesPerSecond: 20e6)
-        #expect(long.run(plan, scheduler: Self.scheduler(.fixed(8))).connectionLifetime == nil)
+        let range = 4 * Self.mebibyte
+        // Before any set-up time is measured (50 ms assumed): only once the path loses packets.
+        var fresh = Self.scheduler(.fixed(8))
+        #expect(fresh.connectionLifetimeSeconds(requestBytes: range) == nil)
+        fresh.notePathLoss()
+        #expect(fresh.connectionLifetimeSeconds(requestBytes: range) == 1)
+        #expect(fresh.connectionLifetimeSeconds(requestBytes: 512 << 10) == nil)
+        // A 20 ms link that loses packets: after 1 s; a 100 ms one: a fresh connection's slow start
+        // would cost more than it brings.
+        var short = try #require(SimulatedLink(setupSeconds: 0.02, perConnectionBytesPerSecond: 20e6)
+            .run(plan, scheduler: Self.scheduler(.fixed(8))).scheduler)
+        var long = try #require(SimulatedLink(setupSeconds: 0.1, perConnectionBytesPerSecond: 20e6)
+            .run(plan, scheduler: Self.scheduler(.fixed(8))).scheduler)
+        short.notePathLoss()
+        long.notePathLoss()
+        #expect(short.connectionLifetimeSeconds(requestBytes: range) == 1)
+        #expect(long.connectionLifetimeSeconds(requestBytes: range) == nil)
+        // By age alone, or never, whatever the losses.
+        var always = Self.scheduler(.fixed(8))
+        always.tuning.recycling = .always
+        #expect(always.connectionLifetimeSeconds(requestBytes: range) == 1)
+        var never = Self.scheduler(.fixed(8))
+        never.tuning.recycling = .never
+        never.notePathLoss()
+        #expect(never.connectionLifetimeSeconds(requestBytes: range) == nil)
     }
 
     // MARK: Adaptive connection count

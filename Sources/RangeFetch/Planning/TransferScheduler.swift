@@ -49,11 +49,11 @@ enum SchedulerAction: Sendable, Equatable {
 ///   sibling averages: with only slow connections left, they are still slow.
 /// - **Slow connections** at full capacity: one under ``Tuning/slowFraction`` of the yardstick for
 ///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection.
-/// - **Recycling**: on short links, a connection older than ``connectionLifetimeSeconds`` is not
-///   given another range; a fresh one is opened for it. On a lossy link a long-lived connection
+/// - **Recycling**: on short links that lose packets, a connection older than
+///   ``Tuning/connectionLifetimeSeconds`` is not given another range; a fresh one is opened for it. On a lossy link a long-lived connection
 ///   settles at the small window its losses allow, while a new one's slow start carries it well
 ///   above that for a second or so (WAN 256 MiB, 20 ms, 0.1% loss, `-n 16`: 6.2 s reusing, 5.8 s
-///   recycling). The engine turns it on once the path is seen losing packets.
+///   recycling). See ``connectionLifetimeSeconds(requestBytes:)``.
 /// - **Connection count**: ``ConnectionPolicy``.
 struct TransferScheduler: Sendable {
     /// Named tuning numbers (seconds and bytes).
@@ -101,6 +101,11 @@ struct TransferScheduler: Sendable {
         /// links a fresh connection's slow start costs more than it brings: on a clean 400 Mbit/s,
         /// 100 ms link, 256 MiB at `-n 16` took 8.1 s recycling against 6.8 s without.
         var recycleUpToSetupSeconds = 0.06
+        /// Requests smaller than this (small files in a batch, short tails) reuse whatever
+        /// connection is open: for them a handshake costs more than slow start could give.
+        var recycleRequestBytes: Int64 = 1 << 20
+        /// When recycling applies at all (``DownloadOptions/recycleConnections``).
+        var recycling: DownloadOptions.ConnectionRecycling = .afterLoss
     }
 
     var tuning = Tuning()
@@ -139,8 +144,14 @@ struct TransferScheduler: Sendable {
     /// The server pushed back; see ``ConnectionPolicy/pushback()``.
     mutating func notePushback() { connections.pushback() }
 
-    /// The path loses packets; see ``ConnectionPolicy/pathLosesPackets()``.
-    mutating func notePathLoss() { connections.pathLosesPackets() }
+    /// Whether a finished request's connection saw packets arrive out of order.
+    private(set) var pathLosesPackets = false
+
+    /// The path loses packets: recycling may start, and see ``ConnectionPolicy/pathLosesPackets()``.
+    mutating func notePathLoss() {
+        pathLosesPackets = true
+        connections.pathLosesPackets()
+    }
 
     /// Decides what to start or split now.
     /// - Parameters:
@@ -183,10 +194,17 @@ struct TransferScheduler: Sendable {
 
     private var setup: Double { setupSeconds ?? tuning.defaultSetupSeconds }
 
-    /// Whole seconds after which a connection is replaced at its next range (libcurl's
-    /// `CURLOPT_MAXLIFETIME_CONN`); `nil` on links too long for it to pay. See "Recycling" above.
-    var connectionLifetimeSeconds: Int? {
-        setup <= tuning.recycleUpToSetupSeconds ? tuning.connectionLifetimeSeconds : nil
+    /// Whole seconds after which a connection is replaced before a request of `requestBytes`
+    /// (libcurl's `CURLOPT_MAXLIFETIME_CONN`); `nil`: keep it. Only for large enough requests, on
+    /// short links, and with ``Tuning/recycling`` `.afterLoss` once the path loses packets.
+    func connectionLifetimeSeconds(requestBytes: Int64) -> Int? {
+        let wanted = switch tuning.recycling {
+        case .always: true
+        case .afterLoss: pathLosesPackets
+        case .never: false
+        }
+        guard wanted, requestBytes >= tuning.recycleRequestBytes, setup <= tuning.recycleUpToSetupSeconds else { return nil }
+        return tuning.connectionLifetimeSeconds
     }
 
     private var yardstickWindow: Double {

@@ -48,12 +48,8 @@ struct EngineConfiguration: Sendable {
     var connections: ConnectionPolicy
     /// A healthy request is not cut so that the new part is shorter than this (bytes).
     var minimumSplitBytes: Int64
-    /// When connections older than the scheduler's lifetime are replaced at their next range
-    /// (ranges of at least ``recycleRequestBytes``).
+    /// When connections are replaced by fresh ones; see ``TransferScheduler/connectionLifetimeSeconds(requestBytes:)``.
     var recycleConnections: DownloadOptions.ConnectionRecycling = .afterLoss
-    /// Smaller requests (small files in a batch, tails) reuse whatever connection is open: for
-    /// them a handshake costs more than slow start could give.
-    var recycleRequestBytes: Int64 = 1 << 20
     var request: RequestOptions
     var retry: RetryPolicy
     /// Per-connection coalescing buffer between libcurl's callbacks and `pwrite`, in bytes.
@@ -147,6 +143,7 @@ final class TransferEngine {
         var tuning = TransferScheduler.Tuning()
         tuning.minimumSplitBytes = configuration.minimumSplitBytes
         tuning.replacesSlowConnections = configuration.request.maximumBytesPerSecond == nil
+        tuning.recycling = configuration.recycleConnections
         scheduler = TransferScheduler(connections: ranged ? configuration.connections : .fixed(1), splittable: ranged,
                                       tuning: tuning)
         if let rate = configuration.request.maximumBytesPerSecond {
@@ -382,8 +379,7 @@ final class TransferEngine {
         }
         transfer.limiter = limiter
         configuration.request.configure(transfer.easy, url: configuration.remote.finalURL, extraHeaders: extraHeaders)
-        if recycling, let requested, requested.count >= configuration.recycleRequestBytes,
-           let lifetime = scheduler.connectionLifetimeSeconds {
+        if let requested, let lifetime = scheduler.connectionLifetimeSeconds(requestBytes: requested.count) {
             transfer.easy.set(CURLOPT_MAXLIFETIME_CONN, lifetime)
         }
         let userdata = Unmanaged.passUnretained(transfer).toOpaque()
@@ -395,24 +391,12 @@ final class TransferEngine {
         return true
     }
 
-    /// A finished request's connection saw packets arrive out of order: the path loses some.
-    private var pathLosesPackets = false
-
-    /// Whether new requests get the scheduler's connection lifetime.
-    private var recycling: Bool {
-        switch configuration.recycleConnections {
-        case .always: true
-        case .afterLoss: pathLosesPackets
-        case .never: false
-        }
-    }
-
     // MARK: Completion
 
     private func complete(_ transfer: SegmentTransfer, result: CURLcode) throws(DownloadError) {
         let segment = transfer.segment
-        if !pathLosesPackets, result == CURLE_OK, transfer.easy.lastConnectionSawLoss == true {
-            pathLosesPackets = true  // asked before the handle leaves the multi (its connection with it)
+        // Asked before the handle leaves the multi handle, and its connection with it.
+        if !scheduler.pathLosesPackets, result == CURLE_OK, transfer.easy.lastConnectionSawLoss == true {
             scheduler.notePathLoss()
         }
         multi.remove(transfer.easy)

@@ -24,8 +24,8 @@ struct SimulatedLink {
         /// Requests cancelled so that a fresh connection could take over.
         var takeovers: Int
         var requests: Int
-        /// The scheduler's connection lifetime at the end, whole seconds.
-        var connectionLifetime: Int?
+        /// The scheduler at the end (for what it learnt: set-up time, connection lifetime).
+        var scheduler: TransferScheduler?
     }
 
     /// Runs a download of `plan` with `scheduler` until every byte has arrived (or `limit`
@@ -104,7 +104,7 @@ struct SimulatedLink {
         }
         outcome.seconds = now
         outcome.finalTarget = scheduler.targetConnections
-        outcome.connectionLifetime = scheduler.connectionLifetimeSeconds
+        outcome.scheduler = scheduler
         return outcome
     }
 }
