@@ -180,6 +180,19 @@ struct TransferSchedulerTests {
                          override: { $0 == 3 ? 0 : nil }, "capped, one stalls")
     }
 
+    @Test func aConnectionThatStallsMidwayIsTakenOverWithinAboutASecond() {
+        // Long enough that the stalled connection has a healthy rate over the speed horizon:
+        // silence longer than a burst period still gives it away.
+        // One range per connection, so the stalled request is the one that started the download.
+        let plan = SegmentPlanner(connections: 8, minimumSegmentBytes: 16 * Self.mebibyte).plan(size: 128 * Self.mebibyte)
+        let clean = Self.capped.run(plan, scheduler: Self.scheduler(.fixed(8)))
+        var link = Self.capped
+        link.stallsAt = { $0 == 3 ? 1.5 : nil }
+        let outcome = link.run(plan, scheduler: Self.scheduler(.fixed(8)))
+        #expect(outcome.takeovers >= 1)
+        #expect(outcome.seconds <= clean.seconds + 1.5, "\(outcome.seconds) s against \(clean.seconds) s clean")
+    }
+
     @Test func firstConnectionStallingFromTheStartIsTakenOver() {
         // The other connection gives the yardstick; the stalled one never sends a byte.
         let link = SimulatedLink(setupSeconds: 0.001, perConnectionBytesPerSecond: 50e6, override: { $0 == 1 ? 0 : nil })
@@ -193,6 +206,25 @@ struct TransferSchedulerTests {
         #expect(outcome.takeovers == 0)
         // One request per planned range, plus tail splits only.
         #expect(outcome.requests <= 8 + 8)
+    }
+
+    @Test(arguments: [0.0, 0.15, 0.4])
+    func aServerThatSendsEachSecondAtOnceIsNotTakenOver(lateBy delay: Double) {
+        // nginx's limit_rate: every connection sits idle most of each second, and a loaded
+        // machine shifts some connections' bursts (here the 2nd and 4th) against the others'.
+        // Once a takeover happened, the bytes nginx had already sent the victim were wasted
+        // (a CI run served 6% more than the file).
+        var link = SimulatedLink(setupSeconds: 0.0005, perConnectionBytesPerSecond: 4e6, linkBytesPerSecond: 1e9)
+        link.sendsEachSecondAtOnce = true
+        link.burstDelay = { $0 % 2 == 0 ? delay : 0 }
+        let size = 64 * Self.mebibyte
+        // As ResumeTests runs it (`-n 4 --min-segment 16M`), and as planned by default.
+        let resumeShape = SegmentPlanner(connections: 4, minimumSegmentBytes: 16 * Self.mebibyte).plan(size: size)
+        for (plan, floor) in [(resumeShape, 16 * Self.mebibyte), (Self.plan(size: size, connections: 4), Self.mebibyte)] {
+            let outcome = link.run(plan, scheduler: Self.scheduler(.fixed(4), minimumSplitBytes: floor))
+            #expect(outcome.takeovers == 0, "\(plan.count) ranges, bursts \(delay) s late: \(outcome.takeovers) takeovers")
+            #expect(outcome.seconds < 6, "\(outcome.seconds) s")
+        }
     }
 
     // MARK: Where to split

@@ -47,6 +47,13 @@ enum SchedulerAction: Sendable, Equatable {
 /// - **Yardstick**: speeds are judged against the download's own best rate per connection
 ///   (aggregate bytes per second over a window divided by streaming connections), not against
 ///   sibling averages: with only slow connections left, they are still slow.
+/// - **Bursts**: a server may release a second's allowance at once (nginx's `limit_rate` does,
+///   per request, and grants each new request a second's worth up front). Short windows then see
+///   a healthy connection idle most of each second and a fresh request far faster than it can
+///   last. So once a download has run ``Tuning/speedHorizonSeconds``, the yardstick is also
+///   capped by the best rate per connection over that horizon, a request is judged by the better
+///   of its recent rate and its rate over the horizon, and only requests that have run the whole
+///   horizon set the pace of "fastest now".
 /// - **Slow connections** at full capacity: one under ``Tuning/slowFraction`` of the yardstick for
 ///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection.
 /// - **Recycling**: on short links that lose packets, a connection older than
@@ -80,6 +87,12 @@ struct TransferScheduler: Sendable {
         /// The yardstick forgets a better past with this time constant (seconds), so a link that
         /// got slower for everyone does not make every connection look slow.
         var yardstickMemorySeconds = 5.0
+        /// Rates are also taken over the last one to two of these (seconds): longer than the
+        /// period of a server that sends in bursts (nginx's `limit_rate` releases each second's
+        /// allowance at once), so a healthy shaped connection is not judged in its quiet part.
+        var speedHorizonSeconds = 1.0
+        /// A request silent for this many horizons is judged by its recent rate alone.
+        var silenceHorizons = 1.5
         /// A split must bring the end forward by at least this long (seconds)…
         var minimumGainSeconds = 0.02
         /// …and by this many set-up times.
@@ -117,6 +130,19 @@ struct TransferScheduler: Sendable {
     private var rates: [Int: RequestRate] = [:]
     /// The best aggregate rate per streaming connection seen so far, bytes per second.
     private(set) var bestRatePerConnection: Double = 0
+    /// The same over whole speed horizons; 0 until the download has run one.
+    private(set) var bestHorizonRatePerConnection: Double = 0
+    /// Received bytes and streaming connection-seconds, anchored for the horizon rate.
+    private var aggregateHorizon: (bytes: HorizonRate, connectionSeconds: HorizonRate)?
+    private var streamingConnectionSeconds = 0.0
+    private var lastObserved: (time: Double, streaming: Int)?
+
+    /// What a healthy connection achieves, bytes per second: the best aggregate rate per
+    /// connection, capped by the best over a whole horizon once there is one (bursts inflate
+    /// short windows).
+    var yardstickRate: Double {
+        bestHorizonRatePerConnection > 0 ? min(bestRatePerConnection, bestHorizonRatePerConnection) : bestRatePerConnection
+    }
     /// Typical time from a request's start to its first byte, seconds (smoothed).
     private(set) var setupSeconds: Double?
     private var aggregateSample: (time: Double, bytes: Int64)?
@@ -130,6 +156,50 @@ struct TransferScheduler: Sendable {
         /// When and with how many bytes the request was last seen busy.
         var lastSeen: (time: Double, bytes: Int64) = (0, 0)
         var slowSince: Double?
+        /// The request's rate over the last one to two speed horizons (since its first byte
+        /// while it is younger).
+        var horizon: HorizonRate
+        var horizonBytesPerSecond: Double?
+        /// When the request last delivered bytes.
+        var lastProgress = 0.0
+        /// No byte for longer than a speed horizon.
+        var silentTooLong = false
+
+        /// The better of the recent and the horizon rate (a quiet spell between a server's
+        /// bursts is not slowness), unless the request has been silent for longer than a burst
+        /// period; `nil` until a sample window has passed.
+        var speed: Double? {
+            bytesPerSecond.map { silentTooLong ? $0 : max($0, horizonBytesPerSecond ?? 0) }
+        }
+    }
+
+    /// Bytes per second over the last one to two horizons: two anchors, the newer moved up once
+    /// it is a horizon old, so no history is kept.
+    struct HorizonRate: Sendable {
+        private var older: (time: Double, amount: Double)
+        private var newer: (time: Double, amount: Double)
+
+        init(time: Double, amount: Double = 0) {
+            older = (time, amount)
+            newer = older
+        }
+
+        /// Seconds the rate covers at `now`.
+        func span(now: Double) -> Double { now - older.time }
+
+        /// Records `amount` (bytes, or connection-seconds) at `now` and returns the rate since
+        /// the older anchor; `nil` while no time has passed.
+        mutating func observe(now: Double, amount: Double, horizon: Double) -> Double? {
+            if now - newer.time >= horizon {
+                older = newer
+                newer = (now, amount)
+            }
+            let elapsed = now - older.time
+            return elapsed > 0 ? (amount - older.amount) / elapsed : nil
+        }
+
+        /// The change in `amount` since the older anchor.
+        func change(amount: Double) -> Double { amount - older.amount }
     }
 
     init(connections: ConnectionPolicy, splittable: Bool, tuning: Tuning = Tuning()) {
@@ -212,15 +282,18 @@ struct TransferScheduler: Sendable {
     }
 
     private mutating func observe(now: Double, busy: [(SchedulerSegment, SchedulerTransfer)], receivedBytes: Int64) {
+        let horizon = tuning.speedHorizonSeconds
         var seen = Set<Int>()
         for (_, transfer) in busy {
             seen.insert(transfer.id)
-            var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0))
+            var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0),
+                                                         horizon: HorizonRate(time: transfer.startedAt))
             if !rate.sawFirstByte, let first = transfer.firstByteAt {
                 rate.sawFirstByte = true
                 rate.firstByteTime = first
                 // Measure from the first byte: set-up time is not slowness.
                 rate.sample = (first, 0)
+                rate.horizon = HorizonRate(time: first)
                 let measured = first - transfer.startedAt
                 setupSeconds = setupSeconds.map { 0.75 * $0 + 0.25 * measured } ?? measured
             }
@@ -230,6 +303,11 @@ struct TransferScheduler: Sendable {
                 rate.bytesPerSecond = rate.bytesPerSecond.map { 0.5 * $0 + 0.5 * instant } ?? instant
                 rate.sample = (now, transfer.receivedBytes)
             }
+            rate.horizonBytesPerSecond = rate.horizon.observe(now: now, amount: Double(transfer.receivedBytes), horizon: horizon)
+            if transfer.receivedBytes > rate.lastSeen.bytes { rate.lastProgress = now }
+            // Silent for longer than a burst period (with room for a late burst): stalled,
+            // whatever its past.
+            rate.silentTooLong = now - max(rate.lastProgress, rate.firstByteTime) > tuning.silenceHorizons * horizon
             rate.lastSeen = (now, transfer.receivedBytes)
             rates[transfer.id] = rate
         }
@@ -245,9 +323,9 @@ struct TransferScheduler: Sendable {
 
         // The share of a healthy connection: the aggregate over the streaming connections that
         // are not themselves far below the last yardstick (tricklers would dilute it).
+        let yardstickBefore = yardstickRate
         let streaming = busy.filter { _, transfer in
-            transfer.receivedBytes > 0
-                && (rates[transfer.id]?.bytesPerSecond ?? .infinity) >= tuning.slowFraction * bestRatePerConnection
+            transfer.receivedBytes > 0 && (rates[transfer.id]?.speed ?? .infinity) >= tuning.slowFraction * yardstickBefore
         }.count
         if let last = aggregateSample {
             let elapsed = now - last.time
@@ -262,19 +340,50 @@ struct TransferScheduler: Sendable {
         } else {
             aggregateSample = (now, receivedBytes)
         }
+        // Over a horizon, judged by horizon rates alone (short windows are what bursts distort).
+        let streamingOverHorizon = busy.filter { _, transfer in
+            transfer.receivedBytes > 0
+                && (rates[transfer.id]?.horizonBytesPerSecond ?? .infinity) >= tuning.slowFraction * bestHorizonRatePerConnection
+        }.count
+        observeHorizon(now: now, receivedBytes: receivedBytes, streaming: streamingOverHorizon)
         // While connections are busy, slow means slow next to the best of them too: a server
         // that bursts each new request (nginx's limit_rate) must not make every connection look
-        // slow once the burst is over.
-        let fastestNow = busy.filter { isJudged($0.1, now: now) }.compactMap { rates[$0.1.id]?.bytesPerSecond }.max()
-        let yardstick = min(bestRatePerConnection, fastestNow ?? bestRatePerConnection)
+        // slow once the burst is over. Requests that have run a whole horizon set that pace when
+        // there are any: a younger one may still be in its first burst.
+        let mature = busy.compactMap { rates[$0.1.id] }.filter { $0.sawFirstByte && $0.horizon.span(now: now) >= horizon }
+        let fastestNow = mature.compactMap(\.horizonBytesPerSecond).max()
+            ?? busy.filter { isJudged($0.1, now: now) }.compactMap { rates[$0.1.id]?.speed }.max()
+        let yardstick = min(yardstickRate, fastestNow ?? yardstickRate)
         for (_, transfer) in busy {
             guard var rate = rates[transfer.id] else { continue }
-            if isJudged(transfer, now: now), let speed = rate.bytesPerSecond, speed < tuning.slowFraction * yardstick {
+            if isJudged(transfer, now: now), let speed = rate.speed, speed < tuning.slowFraction * yardstick {
                 rate.slowSince = rate.slowSince ?? now
             } else {
                 rate.slowSince = nil
             }
             rates[transfer.id] = rate
+        }
+    }
+
+    /// Tracks bytes per streaming connection-second over whole horizons, for
+    /// ``bestHorizonRatePerConnection``.
+    private mutating func observeHorizon(now: Double, receivedBytes: Int64, streaming: Int) {
+        if let last = lastObserved { streamingConnectionSeconds += Double(last.streaming) * (now - last.time) }
+        let decay = lastObserved.map { exp(-(now - $0.time) / tuning.yardstickMemorySeconds) } ?? 1
+        lastObserved = (now, streaming)
+        guard var anchors = aggregateHorizon else {
+            aggregateHorizon = (HorizonRate(time: now, amount: Double(receivedBytes)), HorizonRate(time: now))
+            return
+        }
+        let horizon = tuning.speedHorizonSeconds
+        _ = anchors.bytes.observe(now: now, amount: Double(receivedBytes), horizon: horizon)
+        _ = anchors.connectionSeconds.observe(now: now, amount: streamingConnectionSeconds, horizon: horizon)
+        aggregateHorizon = anchors
+        bestHorizonRatePerConnection *= decay
+        let connectionSeconds = anchors.connectionSeconds.change(amount: streamingConnectionSeconds)
+        if anchors.bytes.span(now: now) >= horizon, connectionSeconds > 0 {
+            let perConnection = anchors.bytes.change(amount: Double(receivedBytes)) / connectionSeconds
+            bestHorizonRatePerConnection = max(bestHorizonRatePerConnection, perConnection)
         }
     }
 
@@ -285,8 +394,8 @@ struct TransferScheduler: Sendable {
     /// The speed to plan a request's rest with: measured once judged, else the yardstick;
     /// `nil` while nothing at all is known.
     private func expectedRate(_ transfer: SchedulerTransfer, now: Double) -> Double? {
-        if isJudged(transfer, now: now), let measured = rates[transfer.id]?.bytesPerSecond { return measured }
-        return bestRatePerConnection > 0 ? bestRatePerConnection : nil
+        if isJudged(transfer, now: now), let measured = rates[transfer.id]?.speed { return measured }
+        return yardstickRate > 0 ? yardstickRate : nil
     }
 
     private func isPersistentlySlow(_ transfer: SchedulerTransfer, now: Double) -> Bool {
@@ -299,7 +408,7 @@ struct TransferScheduler: Sendable {
     /// The busy segment whose cut brings the end of the download forward the most, and where to
     /// cut it; `nil` when no cut is worth a new connection.
     private func bestSplit(_ candidates: [(segment: SchedulerSegment, transfer: SchedulerTransfer)], now: Double) -> (Int, Int64)? {
-        let fresh = bestRatePerConnection
+        let fresh = yardstickRate
         var best: (index: Int, offset: Int64, finish: Double)?
         for (index, candidate) in candidates.enumerated() {
             let rest = candidate.segment.outstanding

@@ -13,6 +13,15 @@ struct SimulatedLink {
     /// The rate of the n-th connection opened (1-based) when it is not a healthy one:
     /// e.g. `{ $0 % 4 == 0 ? 10_000 : nil }` makes every 4th trickle at 10 kB/s; 0 stalls it.
     var override: @Sendable (Int) -> Double? = { _ in nil }
+    /// Clock time from which the n-th connection receives nothing more (a stall midway).
+    var stallsAt: @Sendable (Int) -> Double? = { _ in nil }
+    /// Send as nginx's `limit_rate` does instead of evenly: by the clock's whole second `s`, a
+    /// request started in second `s0` may have received `perConnectionBytesPerSecond × (s - s0 + 1)`
+    /// bytes, and what that allows arrives at once (at the link's share).
+    var sendsEachSecondAtOnce = false
+    /// Seconds by which the n-th connection's bursts after its first come late (a loaded server
+    /// or client).
+    var burstDelay: @Sendable (Int) -> Double = { _ in 0 }
 
     /// What a simulated download did.
     struct Outcome {
@@ -90,11 +99,23 @@ struct SimulatedLink {
             let share = min(perConnectionBytesPerSecond, linkBytesPerSecond / Double(max(1, streaming)))
             for (id, request) in requests {
                 guard now - request.started >= setupSeconds, let segment = segments[id] else { continue }
+                if let stall = stallsAt(request.connection), now >= stall { continue }
                 var request = request
-                let rate = override(request.connection) ?? share
-                request.carry += rate * step
-                let bytes = min(Int64(request.carry), segment.range.count - segment.done)
-                request.carry -= Double(bytes)
+                var bytes: Int64
+                if sendsEachSecondAtOnce, override(request.connection) == nil {
+                    let clock = now - burstDelay(request.connection)
+                    // The first second's allowance goes out with the response head; later ones
+                    // at the (late) ticks.
+                    let seconds = max(1, (clock.rounded(.down) - request.started.rounded(.down)) + 1)
+                    let allowance = Int64(perConnectionBytesPerSecond * seconds) - request.received
+                    let linkShare = linkBytesPerSecond / Double(max(1, streaming)) * step
+                    bytes = max(0, min(allowance, Int64(min(linkShare, 1e15)), segment.range.count - segment.done))
+                } else {
+                    let rate = override(request.connection) ?? share
+                    request.carry += rate * step
+                    bytes = min(Int64(request.carry), segment.range.count - segment.done)
+                    request.carry -= Double(bytes)
+                }
                 request.received += bytes
                 received += bytes
                 segments[id] = (segment.range, segment.done + bytes)
