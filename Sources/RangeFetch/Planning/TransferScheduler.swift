@@ -162,7 +162,7 @@ struct TransferScheduler: Sendable {
         var horizonBytesPerSecond: Double?
         /// When the request last delivered bytes.
         var lastProgress = 0.0
-        /// No byte for longer than a speed horizon.
+        /// No byte for ``Tuning/silenceHorizons`` horizons.
         var silentTooLong = false
 
         /// The better of the recent and the horizon rate (a quiet spell between a server's
