@@ -16,13 +16,14 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // libcrypto's EVP digests.
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("crypto")]),
-        // Syscalls Glibc does not export to Swift (fallocate needs _GNU_SOURCE).
+        // libc calls Glibc does not export to Swift (fallocate needs _GNU_SOURCE; mallopt).
         .target(name: "CFileShims"),
         .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims"]),
         .executableTarget(
             name: "rangefetch",
             dependencies: [
                 "RangeFetch",
+                "CFileShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

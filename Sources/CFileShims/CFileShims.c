@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <malloc.h>
 #include "CFileShims.h"
 
 int cfs_fallocate(int fd, off_t offset, off_t length) {
@@ -12,4 +13,8 @@ int cfs_start_writeback(int fd, off_t offset, off_t length) {
 
 int cfs_open_direct_write(const char *path) {
     return open(path, O_WRONLY | O_CLOEXEC | O_DIRECT);
+}
+
+int cfs_limit_malloc_arenas(int count) {
+    return mallopt(M_ARENA_MAX, count);
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CFileShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,6 +9,7 @@ import RangeFetch
 enum Main {
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
+        limitMallocArenas()
         let command: ParsableCommand
         do {
             command = try RangeFetchCommand.parseAsRoot()
@@ -27,6 +29,15 @@ enum Main {
             exitForParseError(error)
         }
         exit(ExitStatus.success)
+    }
+
+    /// Most threads (batch workers, their write lanes) allocate little, but glibc gives each its
+    /// own malloc arena, whose freed memory it keeps: a batch of 8 files of 128 MiB at `-j 4` or
+    /// `-j 8` peaked at 39–45 MiB RSS with the default arenas, 35–37 MiB with two, at the same
+    /// speed; a single download stays at 31 MiB either way. `MALLOC_ARENA_MAX` still wins.
+    private static func limitMallocArenas() {
+        guard getenv("MALLOC_ARENA_MAX") == nil else { return }
+        _ = cfs_limit_malloc_arenas(2)
     }
 
     /// Argument errors exit 2 (not ArgumentParser's 64) so scripts see one usage code.

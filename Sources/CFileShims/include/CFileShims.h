@@ -1,5 +1,5 @@
-// Syscalls that Glibc does not export to Swift: fallocate(2) and O_DIRECT are declared only under
-// _GNU_SOURCE.
+// libc calls that Glibc does not export to Swift: fallocate(2) and O_DIRECT are declared only under
+// _GNU_SOURCE, and mallopt(3) lives in <malloc.h>, which Glibc's module leaves out.
 #ifndef CFILESHIMS_H
 #define CFILESHIMS_H
 #include <sys/types.h>
@@ -16,5 +16,9 @@ int cfs_start_writeback(int fd, off_t offset, off_t length);
 /// (O_DIRECT, like fallocate, is declared only under _GNU_SOURCE). Returns -1 with errno set
 /// where the file system refuses O_DIRECT (EINVAL on tmpfs).
 int cfs_open_direct_write(const char *path);
+
+/// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas for the whole process. Returns 1 on
+/// success, 0 on error.
+int cfs_limit_malloc_arenas(int count);
 
 #endif

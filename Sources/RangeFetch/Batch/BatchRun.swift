@@ -23,11 +23,18 @@ final class BatchRun: Sendable {
         self.cancellation = cancellation
         self.emit = emit
         budget = ConnectionBudget(total: options.maximumConnections, perHost: options.maximumConnectionsPerHost)
+        buffers = BufferPool(flushBytes: DownloadSession.writeBufferBytes(Self.withinBudget(base, options)))
         results = Mutex(entries.enumerated().map { BatchFileResult(index: $0.offset, url: $0.element.url, status: .notStarted) })
     }
 
     /// Connections of the shared budget taken now (0 once every worker is done).
     var budgetInUse: Int { budget.inUse }
+
+    /// Write buffers shared by every file whose buffers have the batch's size.
+    private let buffers: BufferPool
+
+    /// Write buffers not given back (0 once every worker is done).
+    var buffersInUse: Int { buffers.buffersOut }
 
     var workerCount: Int { max(1, min(options.jobs, entries.count)) }
 
@@ -52,7 +59,8 @@ final class BatchRun: Sendable {
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
             let options = try self.options(for: entry)
             try Self.prepareDirectory(options.destination)
-            let sharing = DownloadSession.BatchSharing(budget: budget, priority: index, claims: claims)
+            let sharing = DownloadSession.BatchSharing(budget: budget, priority: index, claims: claims,
+                                                       buffers: buffers)
             return try DownloadSession(url: entry.url, options: options, cancellation: cancellation, multi: multi,
                                        sharing: sharing) { emit(.file(index: index, $0)) }.run()
         }
@@ -89,10 +97,17 @@ final class BatchRun: Sendable {
         options.destination = entry.destination(defaultDirectory: self.options.directory)
         options.checksums += entry.checksums
         options.request.headers += entry.headers
-        let cap = min(self.options.maximumConnections, self.options.maximumConnectionsPerHost)
+        options = Self.withinBudget(options, self.options)
+        try options.validate()
+        return options
+    }
+
+    /// `options` with connection counts no larger than the batch's budget allows one file.
+    private static func withinBudget(_ options: DownloadOptions, _ batch: BatchOptions) -> DownloadOptions {
+        var options = options
+        let cap = min(batch.maximumConnections, batch.maximumConnectionsPerHost)
         options.maximumConnections = min(options.maximumConnections, cap)
         if case .fixed(let count) = options.connections { options.connections = .fixed(min(count, cap)) }
-        try options.validate()
         return options
     }
 

@@ -36,6 +36,7 @@ extension Downloader {
         let summary = run.summary
         // Every connection taken from the shared budget was given back (debug builds: the tests).
         assert(run.budgetInUse == 0, "\(run.budgetInUse) connections of the batch's budget were never given back")
+        assert(run.buffersInUse == 0, "\(run.buffersInUse) write buffers of the batch were never given back")
         events(.finished(summary))
         return summary
     }

@@ -23,6 +23,8 @@ final class DownloadSession {
         /// The file's place in the batch: earlier files get connections first.
         var priority: Int
         var claims: PathClaims
+        /// Write buffers, used when their size is this file's (``writeBufferBytes(_:)``).
+        var buffers: BufferPool
     }
 
     /// Files smaller than this keep no journal: fetching them again costs less than the
@@ -213,7 +215,8 @@ final class DownloadSession {
             request: options.request, retry: options.retry,
             writeBufferBytes: Self.writeBufferBytes(options),
             checkpointIntervalSeconds: options.checkpointIntervalSeconds,
-            lease: sharing.map { ConnectionLease(budget: $0.budget, host: URLParts(remote.finalURL)?.host ?? "", priority: $0.priority) })
+            lease: sharing.map { ConnectionLease(budget: $0.budget, host: URLParts(remote.finalURL)?.host ?? "", priority: $0.priority) },
+            bufferPool: sharing?.buffers)
         // Direct writes keep the page cache out of the way, except while a digest follows the
         // download: the hasher reads the bytes back, and from the page cache that is nearly free
         // (from the disk it cost 0.7 s per GiB here).

@@ -36,4 +36,7 @@ final class BufferPool: Sendable {
     func give(_ pointer: UnsafeMutableRawBufferPointer) {
         buffers.withLock { $0.spare.append(Buffer(pointer: pointer)) }
     }
+
+    /// Buffers taken and not given back yet (0 once every user is done with the pool).
+    var buffersOut: Int { buffers.withLock { $0.all.count - $0.spare.count } }
 }

@@ -63,6 +63,9 @@ struct EngineConfiguration: Sendable {
     var decisionIntervalSeconds: Double = 0.02
     /// Connections shared with other downloads (a batch); `nil`: this download's own.
     var lease: ConnectionLease?
+    /// Write buffers shared with other downloads (a batch), whose buffers hold
+    /// ``writeBufferBytes``; `nil`: this download's own.
+    var bufferPool: BufferPool?
 }
 
 /// Engine-side record of one segment: its state and the request working on it, if any.
@@ -137,7 +140,13 @@ final class TransferEngine {
         segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
         for segment in segments { segmentsByID[segment.id] = segment }
         nextSegmentID = segments.count
-        pool = BufferPool(flushBytes: configuration.writeBufferBytes)
+        // A shared pool keeps a batch's memory at what its connections use at once, not at the
+        // sum of what each file's own pool once needed.
+        if let shared = configuration.bufferPool, shared.flushBytes == configuration.writeBufferBytes {
+            pool = shared
+        } else {
+            pool = BufferPool(flushBytes: configuration.writeBufferBytes)
+        }
         writer = WriteQueue(file: file, pool: pool, wake: { [multi] in multi.wakeup() })
         let ranged = configuration.mode == .ranged
         var tuning = TransferScheduler.Tuning()
