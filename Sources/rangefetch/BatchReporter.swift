@@ -7,7 +7,7 @@ import Synchronization
 /// Prints a batch: on a terminal one aggregate bar (files done/total, bytes, speed, ETA) over a
 /// line per active file, redrawn in place; with `--json` every event as a JSON line carrying the
 /// file's index, URL and path; otherwise only warnings and errors. At the end, a table of every
-/// file on stdout (unless quiet or JSON, where a `batch_finish` object lists them).
+/// file on stdout (none with `-q`; with JSON a `batch_finish` object lists them).
 ///
 /// Called from every worker thread at once: all state sits behind one lock.
 final class BatchReporter: Sendable {
@@ -40,8 +40,12 @@ final class BatchReporter: Sendable {
     /// Active files shown below the aggregate bar at most.
     private static let fileLines = 8
 
+    /// `-q`: no table at the end either.
+    private let quiet: Bool
+
     init(json: Bool, quiet: Bool) {
         style = Reporter.Style(json: json, quiet: quiet)
+        self.quiet = quiet
     }
 
     func begin(urls: [String]) {
@@ -73,7 +77,7 @@ final class BatchReporter: Sendable {
             writeOut(clear, to: STDERR_FILENO)
             writeOut(BatchRenderer.table(summary) + "\n", to: STDOUT_FILENO)
         case .silent:
-            writeOut(BatchRenderer.table(summary) + "\n", to: STDOUT_FILENO)
+            if !quiet { writeOut(BatchRenderer.table(summary) + "\n", to: STDOUT_FILENO) }
         }
     }
 

@@ -64,6 +64,17 @@ final class BatchTests {
         #expect(result.stdout.contains("11 files: 9 downloaded, 2 failed"), "\(result.stdout)")
     }
 
+    @Test func quietBatchPrintsOnlyItsErrors() throws {
+        let good = try www.randomFile("q.bin", size: 64 << 10)
+        let path = try list("quiet.txt", ["\(nginx.baseURL)/q.bin", "\(nginx.baseURL)/gone.bin"])
+        let result = try runCLI(["-q", "-i", path, "-d", out.path])
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(try sameBytes(out.file("q.bin"), good))
+        #expect(result.stdout.isEmpty, "\(result.stdout)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("quiet.txt:2") && lines[0].contains("404"), "\(result.stderr)")
+    }
+
     @Test func killedBatchResumesWithoutFetchingFinishedFilesAgain() throws {
         let fault = try FaultServer()
         defer { fault.stop() }
