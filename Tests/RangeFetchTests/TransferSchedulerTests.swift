@@ -225,6 +225,13 @@ struct TransferSchedulerTests {
             #expect(outcome.takeovers == 0, "\(plan.count) ranges, bursts \(delay) s late: \(outcome.takeovers) takeovers")
             #expect(outcome.seconds < 6, "\(outcome.seconds) s")
         }
+        // Many connections at a CDN-like rate: 16 at 25 MB/s each.
+        var many = link
+        many.perConnectionBytesPerSecond = 25e6
+        let outcome = many.run(Self.plan(size: 256 * Self.mebibyte, connections: 16),
+                               scheduler: Self.scheduler(.fixed(16), minimumSplitBytes: Self.mebibyte))
+        #expect(outcome.takeovers == 0, "16 connections, bursts \(delay) s late: \(outcome.takeovers) takeovers")
+        #expect(outcome.seconds < 1.5 * 256 * Double(Self.mebibyte) / (16 * 25e6), "\(outcome.seconds) s")
     }
 
     // MARK: Where to split
