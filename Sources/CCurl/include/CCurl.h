@@ -64,6 +64,31 @@ static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption optio
     return curl_multi_setopt(handle, option, value);
 }
 
+static inline CURLcode ccurl_easy_setopt_share(CURL *handle, CURLSH *share) {
+    return curl_easy_setopt(handle, CURLOPT_SHARE, share);
+}
+
+/// Makes `handle` open and close its sockets through functions that keep `*counter` equal to the
+/// number of sockets open (atomically: any thread may read it). A connection keeps the functions
+/// of the handle that opened it, so `*counter` must outlive every connection (the multi handle).
+CURLcode ccurl_easy_count_sockets(CURL *handle, long *counter);
+
+/// Reads a counter kept by `ccurl_easy_count_sockets`.
+long ccurl_socket_count(const long *counter);
+
+/// A libcurl share object (`CURLSH *`) that shares TLS sessions and DNS answers between easy
+/// handles, with a mutex per kind of shared data so handles on different threads may use it.
+typedef struct ccurl_share ccurl_share;
+
+/// A new share of TLS sessions and DNS answers; NULL when out of memory.
+ccurl_share *ccurl_share_create(void);
+
+/// The `CURLSH *` to pass to `CURLOPT_SHARE`.
+CURLSH *ccurl_share_handle(ccurl_share *share);
+
+/// Frees the share; no easy handle may use it any more.
+void ccurl_share_destroy(ccurl_share *share);
+
 static const long CCURL_GLOBAL_DEFAULT = CURL_GLOBAL_DEFAULT;
 static const size_t CCURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
 static const long CCURL_MAX_WRITE_SIZE = CURL_MAX_WRITE_SIZE;

@@ -42,9 +42,12 @@ final class BatchRun: Sendable {
         BatchSummary(files: results.withLock { $0 }, elapsedSeconds: MonotonicTime.now() - startedAt)
     }
 
+    /// TLS sessions and DNS answers, shared by every worker's connections.
+    private let share = CurlShare()
+
     /// One worker: files in order until none is left or the batch is stopped.
     func work() {
-        let multi = CurlMulti()
+        let multi = CurlMulti(share: share)
         while !cancellation.isCancelled {
             let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
             guard index < entries.count else { return }

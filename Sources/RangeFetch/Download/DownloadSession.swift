@@ -225,9 +225,9 @@ final class DownloadSession {
         let emit = self.emit
         let engine = TransferEngine(configuration: configuration, multi: multi, file: file, cancellation: cancellation) { event in
             switch event {
-            case .progress(let received, let contiguous, let connections, let target):
-                tracker.update(receivedBytes: received, activeConnections: connections, targetConnections: target)
-                hasher?.advance(to: contiguous)
+            case .progress(let progress):
+                tracker.update(progress)
+                hasher?.advance(to: progress.contiguousBytes)
                 checkpointer?.startWriteback()
             case .checkpoint(let states):
                 checkpointer?.submit(states)
@@ -343,12 +343,14 @@ final class ProgressTracker: @unchecked Sendable {
     }
 
     /// Called on the engine thread only.
-    func update(receivedBytes: Int64, activeConnections: Int, targetConnections: Int) {
-        rate.record(bytes: receivedBytes, at: MonotonicTime.now())
-        let remaining = totalBytes.map { $0 - receivedBytes }
-        emit(.progress(DownloadProgress(receivedBytes: receivedBytes, totalBytes: totalBytes,
+    func update(_ progress: EngineProgress) {
+        rate.record(bytes: progress.receivedBytes, at: MonotonicTime.now())
+        let remaining = totalBytes.map { $0 - progress.receivedBytes }
+        emit(.progress(DownloadProgress(receivedBytes: progress.receivedBytes, totalBytes: totalBytes,
                                         bytesPerSecond: rate.bytesPerSecond,
                                         etaSeconds: remaining.flatMap { rate.eta(remaining: $0) },
-                                        activeConnections: activeConnections, targetConnections: targetConnections)))
+                                        activeConnections: progress.activeConnections,
+                                        targetConnections: progress.targetConnections,
+                                        tcpConnections: progress.tcpConnections, httpVersion: progress.httpVersion)))
     }
 }

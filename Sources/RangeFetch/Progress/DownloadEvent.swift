@@ -43,6 +43,11 @@ public struct DownloadProgress: Sendable, Equatable {
     public var activeConnections: Int
     /// Connections the scheduler allows now: the adaptive count as it grows, else the fixed one.
     public var targetConnections: Int = 0
+    /// Open TCP connections carrying the active requests (one request each: HTTP/2 streams are
+    /// not multiplexed onto shared connections).
+    public var tcpConnections: Int = 0
+    /// The HTTP version the server answers with (`h1.1`, `h2`), once a response arrived.
+    public var httpVersion: String?
 
     /// Completed fraction in `0...1`, when the total is known.
     public var fraction: Double? {

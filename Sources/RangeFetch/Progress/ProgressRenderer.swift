@@ -48,11 +48,14 @@ public enum ProgressRenderer {
             total = progress.totalBytes.map(ByteCount.format)
             speed = "\(ByteCount.format(Int64(progress.bytesPerSecond)))/s"
             eta = progress.etaSeconds.map { "ETA \(ProgressRenderer.duration($0))" }
-            var count = "\(progress.activeConnections)"
-            if progress.targetConnections > 0 && progress.targetConnections != progress.activeConnections {
+            // TCP connections, once they are up (requests still connecting count until then).
+            let open = progress.tcpConnections > 0 ? progress.tcpConnections : progress.activeConnections
+            var count = "\(open)"
+            if progress.targetConnections > 0 && progress.targetConnections != open {
                 count += "/\(progress.targetConnections)"
             }
-            connections = "\(count) conn\(progress.activeConnections == 1 && progress.targetConnections <= 1 ? "" : "s")"
+            connections = "\(count) conn\(open == 1 && progress.targetConnections <= 1 ? "" : "s")"
+            if let version = progress.httpVersion { connections += " \(version)" }
         }
 
         var hasGraphic: Bool { fraction != nil }
@@ -81,6 +84,7 @@ public enum ProgressRenderer {
     public static func requestLine(_ end: RequestEnd) -> String {
         var text = end.range.map { "bytes \($0.lower)-\($0.upper - 1)" } ?? "whole file"
         text += ": " + (end.status == 0 ? "no response" : "HTTP \(end.status)")
+        if let version = end.httpVersion { text += " (\(version))" }
         text += ", \(ByteCount.format(end.bytes)) in \(formatDecimal(end.seconds, places: 2)) s (\(ByteCount.format(Int64(end.bytesPerSecond)))/s)"
         if end.retry > 0 { text += ", retry \(end.retry)" }
         if let failure = end.failure { text += ", failed: \(failure)" }
@@ -131,6 +135,8 @@ public enum ProgressRenderer {
             object.add("eta_seconds", progress.etaSeconds, places: 1)
             object.add("active_connections", progress.activeConnections)
             object.add("target_connections", progress.targetConnections)
+            object.add("tcp_connections", progress.tcpConnections)
+            object.add("protocol", progress.httpVersion)
         case .retrying(let notice):
             object.add("event", "retry")
             object.add("range", notice.remaining.map { $0.isEmpty ? "" : $0.httpRangeSpec })
@@ -149,6 +155,7 @@ public enum ProgressRenderer {
             object.add("bytes_per_second", Int64(end.bytesPerSecond))
             object.add("retry", end.retry)
             object.add("failure", end.failure)
+            object.add("protocol", end.httpVersion)
         case .verified(let digest, let source):
             object.add("event", "verified")
             object.add("algorithm", digest.algorithm.rawValue)

@@ -13,14 +13,18 @@ public struct RequestEnd: Sendable, Equatable {
     public var retry: Int
     /// Why the request failed, or `nil` when it ended well.
     public var failure: String?
+    /// The response's HTTP version (`h1.1`, `h2`), when a response arrived.
+    public var httpVersion: String?
 
-    public init(range: ByteRange?, status: Int, bytes: Int64, seconds: Double, retry: Int, failure: String?) {
+    public init(range: ByteRange?, status: Int, bytes: Int64, seconds: Double, retry: Int, failure: String?,
+                httpVersion: String? = nil) {
         self.range = range
         self.status = status
         self.bytes = bytes
         self.seconds = seconds
         self.retry = retry
         self.failure = failure
+        self.httpVersion = httpVersion
     }
 
     /// Bytes per second over the request's life.

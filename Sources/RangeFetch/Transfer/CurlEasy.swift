@@ -98,10 +98,30 @@ final class CurlEasy {
     /// Whether the connection of the last finished request (still open in the multi handle's
     /// cache) saw packets arrive out of order, i.e. losses on the path; `nil` when unknown.
     var lastConnectionSawLoss: Bool? {
-        var socket = curl_socket_t(-1)
-        guard ccurl_easy_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK, socket >= 0 else { return nil }
+        guard let socket = activeSocket else { return nil }
         let packets = ccurl_tcp_out_of_order_packets(socket)
         return packets < 0 ? nil : packets > 0
+    }
+
+    /// The HTTP version of the last response, as `h1.0`, `h1.1`, `h2` or `h3`; `nil` before one.
+    var httpVersion: String? {
+        var version = 0
+        guard ccurl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version) == CURLE_OK else { return nil }
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): return "h1.0"
+        case Int(CURL_HTTP_VERSION_1_1): return "h1.1"
+        case Int(CURL_HTTP_VERSION_2_0): return "h2"
+        case Int(CURL_HTTP_VERSION_3): return "h3"
+        default: return nil
+        }
+    }
+
+    /// The socket of the connection this request used last (`CURLINFO_ACTIVESOCKET`: libcurl 7.88
+    /// knows it once the request is done and its connection is back in the cache).
+    var activeSocket: Int32? {
+        var socket = curl_socket_t(-1)
+        guard ccurl_easy_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK, socket >= 0 else { return nil }
+        return socket
     }
 
     /// The URL of the last request, after redirects.

@@ -5,18 +5,41 @@ import CCurl
 /// Its connection cache outlives the transfers: a probe's connection serves the download's first
 /// range, and a batch worker's connections serve file after file.
 /// Only ``wakeup()`` may be called from another thread (libcurl documents it as thread-safe).
+///
+/// One transfer, one TCP connection: HTTP/2 multiplexing is off (`CURLMOPT_PIPELINING` =
+/// `CURLPIPE_NOTHING`). libcurl 7.88 multiplexes by default, which put every range of a download
+/// on one h2 connection: one TCP flow, held to a CDN's per-connection cap or a lossy path's
+/// window (measured: 1 GiB behind a 25 MiB/s per-connection cap took 42 s instead of 2.6 s).
+/// Separate connections still speak h2 when the server offers it, one stream each.
 final class CurlMulti: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
+    /// TLS sessions and DNS answers shared with the other handles of a download or batch.
+    let share: CurlShare
+    /// Sockets open through this handle's transfers, idle cached connections included.
+    private let socketCount: UnsafeMutablePointer<Int>
 
-    init() {
+    init(share: CurlShare = CurlShare()) {
         CurlGlobal.initialize()
         guard let handle = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         self.handle = handle
+        self.share = share
+        socketCount = .allocate(capacity: 1)
+        socketCount.initialize(to: 0)
+        ccurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_NOTHING))
     }
 
-    deinit { curl_multi_cleanup(handle) }
+    deinit {
+        // Cleaning up closes the cached connections, which count down through `socketCount`.
+        curl_multi_cleanup(handle)
+        socketCount.deallocate()
+    }
+
+    /// TCP connections open now through this handle: in use or idle in its cache.
+    var openConnections: Int { ccurl_socket_count(socketCount) }
 
     func add(_ easy: CurlEasy) {
+        share.attach(easy)
+        ccurl_easy_count_sockets(easy.handle, socketCount)
         curl_multi_add_handle(handle, easy.handle)
     }
 

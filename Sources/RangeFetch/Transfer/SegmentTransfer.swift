@@ -33,6 +33,8 @@ final class SegmentTransfer {
     private(set) var firstByteAt: Double?
     /// Unique per request, for the scheduler's speed records.
     let id: Int
+    /// The response's HTTP version (`h1.1`, `h2`), once its head was checked.
+    private(set) var httpVersion: String?
 
     init(id: Int, segment: EngineSegment, requested: ByteRange?, writer: WriteQueue, pool: BufferPool,
          remote: RemoteFile, now: Double) {
@@ -116,6 +118,7 @@ final class SegmentTransfer {
     func validateHead() {
         guard !validated else { return }
         validated = true
+        httpVersion = easy.httpVersion
         if let verdict = verdict() { failure = verdict }
     }
 

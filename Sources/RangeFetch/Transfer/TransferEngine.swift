@@ -5,11 +5,7 @@ import Glibc
 
 /// Reports from the engine thread, delivered synchronously on it: keep handlers short.
 enum EngineEvent: Sendable {
-    /// Bytes of the file received so far (written, queued for writing or buffered), including any
-    /// resumed prefix.
-    /// `contiguousBytes`: the prefix `[0, n)` already passed to `pwrite`.
-    /// `targetConnections`: how many connections the scheduler allows now.
-    case progress(receivedBytes: Int64, contiguousBytes: Int64, activeConnections: Int, targetConnections: Int)
+    case progress(EngineProgress)
     /// Segment states whose `written` bytes have all been passed to `pwrite`: a handler that
     /// `fdatasync`s the file and then records them keeps the journal truthful.
     case checkpoint([SegmentState])
@@ -19,6 +15,22 @@ enum EngineEvent: Sendable {
     case warning(String)
     /// A request finished or failed (for `--verbose` listings).
     case requestEnded(RequestEnd)
+}
+
+/// Where a running download stands.
+struct EngineProgress: Sendable {
+    /// Bytes of the file received so far (written, queued for writing or buffered), including any
+    /// resumed prefix.
+    var receivedBytes: Int64
+    /// The prefix `[0, n)` already passed to `pwrite`.
+    var contiguousBytes: Int64
+    var activeConnections: Int
+    /// How many connections the scheduler allows now.
+    var targetConnections: Int
+    /// Distinct TCP connections under the active requests.
+    var tcpConnections: Int
+    /// The HTTP version of the latest response (`h1.1`, `h2`).
+    var httpVersion: String?
 }
 
 /// A segment request failed and is scheduled again.
@@ -226,13 +238,11 @@ final class TransferEngine {
                 nextDecision = now + configuration.decisionIntervalSeconds
             }
             if active.isEmpty && segments.allSatisfy(\.isComplete) {
-                report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix,
-                                 activeConnections: 0, targetConnections: scheduler.targetConnections))
+                report(.progress(progress()))
                 return
             }
             if now >= nextProgress {
-                report(.progress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix,
-                                 activeConnections: active.count, targetConnections: scheduler.targetConnections))
+                report(.progress(progress()))
                 nextProgress = now + configuration.progressIntervalSeconds
             }
             if checkpoints.shouldCheckpoint(now: now, receivedBytes: receivedBytes) {
@@ -255,6 +265,18 @@ final class TransferEngine {
             }
             multi.poll(timeoutMilliseconds: pollTimeoutMilliseconds(now: now, nextDecision: nextDecision))
         }
+    }
+
+    /// The HTTP version of the latest response, for progress reports.
+    private var httpVersion: String?
+
+    private func progress() -> EngineProgress {
+        for transfer in active.values {
+            if let version = transfer.httpVersion { httpVersion = version }
+        }
+        return EngineProgress(receivedBytes: receivedBytes, contiguousBytes: segmentStates.contiguousPrefix,
+                              activeConnections: active.count, targetConnections: scheduler.targetConnections,
+                              tcpConnections: multi.openConnections, httpVersion: httpVersion)
     }
 
     /// A round of transfers that moved less than this many bytes counts as a trickle…
@@ -417,7 +439,9 @@ final class TransferEngine {
         report(.requestEnded(RequestEnd(
             range: transfer.requested, status: transfer.head.status, bytes: transfer.bytesReceived,
             seconds: MonotonicTime.now() - transfer.startedAt, retry: segment.triesWithoutProgress,
-            failure: transfer.failure?.error.message ?? (result == CURLE_OK ? nil : result.explanation))))
+            failure: transfer.failure?.error.message ?? (result == CURLE_OK ? nil : result.explanation),
+            httpVersion: transfer.httpVersion ?? (transfer.head.status != 0 ? transfer.easy.httpVersion : nil))))
+        if let version = transfer.httpVersion { httpVersion = version }
         // Bytes queued for writing count as progress: their writes land a moment later.
         let reached = segment.state.written + segment.queued
         if reached > segment.bestWritten {

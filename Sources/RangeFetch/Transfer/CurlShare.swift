@@ -1,0 +1,24 @@
+import CCurl
+
+/// A libcurl share object (`CURLSH *`): TLS sessions and DNS answers shared by every request of a
+/// download, or of a whole batch, so the second to Nth connection to a host resumes the first
+/// one's TLS session (an abbreviated handshake, one round trip less) instead of a full one.
+///
+/// Thread-safe: the C shim guards each kind of shared data with its own mutex, so batch workers
+/// on different threads may share one.
+final class CurlShare: @unchecked Sendable {
+    private let share: OpaquePointer
+
+    init() {
+        CurlGlobal.initialize()
+        guard let share = ccurl_share_create() else { fatalError("curl_share_init failed: out of memory") }
+        self.share = share
+    }
+
+    deinit { ccurl_share_destroy(share) }
+
+    /// Makes `easy` use this share (`CURLOPT_SHARE`).
+    func attach(_ easy: CurlEasy) {
+        ccurl_easy_setopt_share(easy.handle, ccurl_share_handle(share))
+    }
+}
