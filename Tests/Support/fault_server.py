@@ -93,6 +93,21 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   extramode=length    ... (default) a Content-Length that announces them (libcurl delivers them);
   extramode=trailing  ... a Content-Length that matches the range; the N bytes trail the message
                       on the connection.
+  signed=T            a signed, expiring redirect (model hubs, S3 presigned links): a request
+                      without sig= answers 302 to the same URL plus "&sig=<issue time>"; one with
+                      sig= older than T seconds (float) answers expirestatus (default 403) with
+                      the body a store sends for an expired signature:
+  expirestatus=C      403: S3's <Code>AccessDenied</Code><Message>Request has expired</Message>;
+                      400: GCS's <Code>ExpiredToken</Code>; 401: Azure's AuthenticationFailed
+                      ("Signed expiry time ... must be after signed start time"); 410: "gone".
+  signcount=K         only the first K redirects (per URL as requested) issue a valid signature;
+                      later ones issue one that has already expired (the origin refuses us for good).
+  maxconcurrent=K     at most K content responses of this path+query in flight at once; a request
+                      beyond that answers 503 with Retry-After: retryafter (default 1; "none" omits
+                      it), as nginx's limit_conn or S3's SlowDown do.
+  limitstatus=C       ... with status C (429 or 503) instead of 503.
+  etagbyconn=1        the ETag depends on the TCP connection (odd/even connection number: "...-a" or
+                      "...-b"), bytes and Last-Modified do not: two origins behind a balancer.
   changeafter=K       once K body bytes have been sent for this path+query (over all requests),
                       the content switches to version+1 (new bytes, ETag, Last-Modified); the
                       switch happens between requests, once.
@@ -424,14 +439,18 @@ NUMBERS = {
     "stall": (float, 0, None), "stalloffset": (int, 0, None), "stallcount": (int, 0, None),
     "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None),
     "bigheader": (int, 0, 64 << 20), "manyheaders": (int, 0, 1 << 20), "headerwidth": (int, 1, 1 << 20),
+    "signed": (float, 0, None), "sig": (float, 0, None), "signcount": (int, 0, None),
+    "maxconcurrent": (int, 1, None),
 }
 CHOICES = {
     "cutmode": ("fin", "rst"), "extramode": ("length", "trailing"),
     "reprdigest": ("good", "bad"), "digest": ("good", "bad"), "contentmd5": ("good", "bad"),
+    "expirestatus": ("400", "401", "403", "410"), "limitstatus": ("429", "503"),
 }
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
     "auth", "redirecthost", "nohead", "retryafter", "wrongrange", "chunked", "norange",
     "noaccept", "encoding", "forceencoding", "disposition", "realgzip", "contentlength",
+    "etagbyconn",
 }
 
 
@@ -579,7 +598,7 @@ class Handler(BaseHTTPRequestHandler):
         warn_unknown(faults.unknown, self.path)
 
         # Answers that never reach the content, in this order.
-        for check in (self.check_auth, self.check_redirect, self.check_nohead,
+        for check in (self.check_auth, self.check_redirect, self.check_signed, self.check_nohead,
                       self.check_status503, self.check_status):
             if check(faults, head):
                 return
@@ -588,7 +607,25 @@ class Handler(BaseHTTPRequestHandler):
         if resource is None:
             self.simple(404, b"not found\n")
             return
-        self.serve(resource, faults, head)
+        if faults.flag("etagbyconn"):
+            resource.etag = resource.etag[:-1] + ("-a" if self.connection_id % 2 else "-b") + '"'
+        if not faults.has("maxconcurrent"):
+            self.serve(resource, faults, head)
+            return
+        with STATE.lock:
+            in_flight = STATE.counters.get((self.key, "inflight"), 0)
+            admitted = in_flight < faults.number("maxconcurrent")
+            if admitted:
+                STATE.counters[(self.key, "inflight")] = in_flight + 1
+        if not admitted:
+            after = faults.text("retryafter", "1")
+            self.simple(int(faults.text("limitstatus", "503")), b"too many connections\n",
+                        [] if after == "none" else [("Retry-After", after)])
+            return
+        try:
+            self.serve(resource, faults, head)
+        finally:
+            STATE.add(self.key, "inflight", -1)
 
     def find_resource(self, path, faults):
         parts = path.split("/", 3)  # "", kind, first, rest
@@ -629,6 +666,35 @@ class Handler(BaseHTTPRequestHandler):
         location = f"http://{host}:{self.server.server_port}{urlsplit(self.path).path}?{query}"
         status = faults.number("redirectstatus", 302)
         self.simple(status, b"", [("Location", location)])
+        return True
+
+    EXPIRED_BODIES = {
+        403: b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AccessDenied</Code>"
+             b"<Message>Request has expired</Message></Error>\n",
+        400: b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>ExpiredToken</Code>"
+             b"<Message>The provided token has expired.</Message></Error>\n",
+        401: b"<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>AuthenticationFailed</Code>"
+             b"<Message>Signed expiry time must be after signed start time</Message></Error>\n",
+        410: b"gone\n",
+    }
+
+    def check_signed(self, faults, head):
+        """signed=T: redirect to a signature valid T seconds; refuse an expired one."""
+        if not faults.has("signed"):
+            return False
+        lifetime = faults.number("signed")
+        if not faults.has("sig"):
+            issued = time.time()
+            if not STATE.take(self.key, "signcount", faults.number("signcount", FOREVER)):
+                issued -= lifetime + 1  # an origin that keeps refusing us
+            location = (f"http://127.0.0.1:{self.server.server_port}{urlsplit(self.path).path}"
+                        f"?{faults.raw}&sig={issued:.3f}")
+            self.simple(302, b"", [("Location", location)])
+            return True
+        if time.time() - faults.number("sig") <= lifetime:
+            return False
+        status = int(faults.text("expirestatus", "403"))
+        self.simple(status, self.EXPIRED_BODIES[status], [("Content-Type", "application/xml")])
         return True
 
     def check_nohead(self, faults, head):

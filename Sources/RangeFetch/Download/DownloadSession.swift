@@ -16,6 +16,9 @@ final class DownloadSession {
     private let startedAt = MonotonicTime.now()
     private let multi: CurlMulti
     private let sharing: BatchSharing?
+    /// The file changed during this run, which said so: a journal of the old version is
+    /// discarded without another warning.
+    private var restarting = false
 
     /// What a download in a batch shares with the others.
     struct BatchSharing {
@@ -43,8 +46,30 @@ final class DownloadSession {
         self.emit = emit
     }
 
+    /// A file that changes on the server while it downloads is fetched again, whole, as its new
+    /// version, at most this many times; then the download fails.
+    static let maximumRestarts = 2
+
     func run() throws(DownloadError) -> DownloadSummary {
-        let remote = try probe()
+        var remote = try probe()
+        var restarts = 0
+        while true {
+            do {
+                return try download(remote)
+            } catch where error.code == .remoteChanged && restarts < Self.maximumRestarts {
+                // Bytes of two versions never mix: the journal names the old version, so the
+                // next round (re-probed) starts from zero unless the server is back at it.
+                restarts += 1
+                restarting = true
+                emit(.warning("\(error.message); downloading the new version from the start (restart \(restarts) of \(Self.maximumRestarts))"))
+                remote = try probe()
+            } catch where error.code == .remoteChanged {
+                throw DownloadError(error.code, "\(error.message) — it changed \(restarts + 1) times during the download; try again later")
+            }
+        }
+    }
+
+    private func download(_ remote: RemoteFile) throws(DownloadError) -> DownloadSummary {
         emit(.probed(remote))
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
         let paths = OutputPaths(destination: options.destination, suggestedName: remote.suggestedName)
@@ -134,6 +159,8 @@ final class DownloadSession {
                 return record.segments
             case .record(let record) where record.url != remote.url:
                 reason = "\(file.path) belongs to a download of \(record.url), not \(remote.url)"
+            case .record(let record) where !record.matches(remote) && restarting:
+                break
             case .record(let record) where !record.matches(remote):
                 reason = "the file on the server changed since the partial download (\(Self.versionText(record.size, record.etag, record.lastModified)) → \(Self.versionText(size, remote.etag, remote.lastModified)))"
             case .record:

@@ -7,7 +7,8 @@ public struct JournalRecord: Sendable, Equatable, Codable {
     public var version: Int = JournalRecord.currentVersion
     /// The URL the user asked for (the identity of the download).
     public var url: String
-    /// Where ranges were fetched from after redirects.
+    /// Kept for the format's sake and always equal to ``url``: a resolved URL may carry a
+    /// signature that expires (a resume re-resolves from ``url``) or a secret.
     public var finalURL: String
     public var size: Int64
     public var etag: String?
@@ -17,7 +18,7 @@ public struct JournalRecord: Sendable, Equatable, Codable {
 
     public init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
         url = remote.url
-        finalURL = remote.finalURL
+        finalURL = remote.url
         self.size = size
         etag = remote.etag
         lastModified = remote.lastModified

@@ -6,7 +6,7 @@
 /// last doubling bought at least ``AdaptiveGrowth/usefulGainFraction`` of the linear gain (a
 /// per-connection cap shows as linear growth); when a step bought too little, go back to the
 /// previous count (if it bought nothing) or keep it, and settle. A server that pushes back (429,
-/// 503, refused or reset connections) settles it below the count that provoked it. A path seen
+/// 503, refused or reset connections) settles it below the count that provoked it, fixed or not. A path seen
 /// losing packets doubles a settled count once (``pathLosesPackets()``). Never above ``maximum``.
 ///
 /// A pure value: fed the clock and byte counts, it answers with the count. No sockets.
@@ -173,9 +173,9 @@ struct ConnectionPolicy: Sendable {
     }
 
     /// The server pushed back (429, 503, a refused or reset connection): stop growing, and give
-    /// up one connection for each push (never below one).
+    /// up one connection for each push (never below one). A fixed count becomes a maximum the
+    /// same way: a server that serves three connections at a time is asked for three.
     mutating func pushback() {
-        guard isAdaptive else { return }
         phase = .done
         target = max(1, target - 1)
     }

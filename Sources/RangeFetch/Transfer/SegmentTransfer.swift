@@ -35,10 +35,21 @@ final class SegmentTransfer {
     let id: Int
     /// The response's HTTP version (`h1.1`, `h2`), once its head was checked.
     private(set) var httpVersion: String?
+    /// The URL this request asked for.
+    let url: String
+    /// Where the answer came from after redirects, once its head was checked.
+    private(set) var effectiveURL: String?
+    /// The response carried another ETag than the probe's for the same file (see ``Source``).
+    private(set) var sawOtherETag = false
+    /// The start of an error response's body (up to ``errorBodyBytes``): what a store says
+    /// about a refusal (`<Code>ExpiredToken</Code>`).
+    private(set) var errorBody: [UInt8] = []
+    static let errorBodyBytes = 2048
 
-    init(id: Int, segment: EngineSegment, requested: ByteRange?, writer: WriteQueue, pool: BufferPool,
+    init(id: Int, segment: EngineSegment, requested: ByteRange?, url: String, writer: WriteQueue, pool: BufferPool,
          remote: RemoteFile, now: Double) {
         self.id = id
+        self.url = url
         self.segment = segment
         self.requested = requested
         self.writer = writer
@@ -72,9 +83,9 @@ final class SegmentTransfer {
     func receive(_ bytes: UnsafeRawBufferPointer) -> Int {
         if !validated {
             validateHead()
-            guard failure == nil else { return 0 }
-            firstByteAt = MonotonicTime.now()
+            if failure == nil { firstByteAt = MonotonicTime.now() }
         }
+        if failure != nil { return keepErrorBody(bytes) }
         if let limiter, !limiter.pointee.take(bytes.count) {
             isPaused = true
             return CCURL_WRITEFUNC_PAUSE
@@ -102,6 +113,31 @@ final class SegmentTransfer {
         return bytes.count
     }
 
+    /// The kept error body as text.
+    var errorText: String { String(decoding: errorBody, as: UTF8.self) }
+
+    /// What a store's XML error body says, e.g. `AccessDenied: Request has expired`; `nil`
+    /// without one.
+    var errorSummary: String? {
+        let text = errorText
+        func element(_ name: String) -> String? {
+            guard let open = text.firstRange(of: "<\(name)>"),
+                  let close = text[open.upperBound...].firstRange(of: "</\(name)>") else { return nil }
+            return String(text[open.upperBound..<close.lowerBound].prefix(200))
+        }
+        guard let code = element("Code") else { return nil }
+        return element("Message").map { "\(code): \($0)" } ?? code
+    }
+
+    /// Keeps the start of an error response's body; returns how many bytes were taken (fewer
+    /// than offered ends the transfer).
+    private func keepErrorBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard head.status >= 400 else { return 0 }
+        let room = Self.errorBodyBytes - errorBody.count
+        errorBody.append(contentsOf: bytes.prefix(room))
+        return bytes.count <= room ? bytes.count : 0
+    }
+
     /// Hands the buffered bytes to the write queue and continues in a fresh buffer.
     func flush() {
         guard buffered > 0 else { return }
@@ -119,20 +155,26 @@ final class SegmentTransfer {
         guard !validated else { return }
         validated = true
         httpVersion = easy.httpVersion
+        effectiveURL = easy.effectiveURL
         if let verdict = verdict() { failure = verdict }
     }
 
     private func verdict() -> (error: DownloadError, isFatal: Bool)? {
-        let url = remote.finalURL
+        let url = remote.url
         if let malformed = head.malformation(url: url) { return (malformed, true) }
         if let error = head.statusError(url: url, range: requested) {
             if head.status == 416 {
-                return (DownloadError(.remoteChanged, "\(url): range \(requested?.httpRangeSpec ?? "") not satisfiable; the file on the server changed (was \(remote.size ?? 0) bytes). Rerun to start over."), true)
+                return (DownloadError(.remoteChanged, "\(url): range \(requested?.httpRangeSpec ?? "") not satisfiable; the file on the server changed (was \(remote.size ?? 0) bytes)."), true)
             }
             return (error, !error.isTransient)
         }
         if let changed = changedVersion() { return (changed, true) }
         guard let requested else { return nil }
+        if sawOtherETag && head.status == 200 {
+            // Another origin did not know the ETag sent in If-Range and sent the whole file: the
+            // retry sends the Last-Modified date instead (see Source).
+            return (DownloadError(.protocolViolation, "\(url): another origin answered with ETag \(head["etag"] ?? "") and the whole file; asking again with If-Range by date"), false)
+        }
         if let ignored = head.ignoredRangeError(url: url) { return (ignored, true) }
         if let coding = head.contentEncoding {
             // Ranges of an encoded body are not ranges of the file: fall back to one decoded stream.
@@ -140,7 +182,7 @@ final class SegmentTransfer {
         }
         if let mismatch = head.contentRangeError(asked: requested, size: remote.size, url: url) {
             if let total = head.contentRange?.completeLength, total != remote.size {
-                return (DownloadError(.remoteChanged, "\(url): file size changed on the server from \(remote.size ?? 0) to \(total) bytes. Rerun to start over."), true)
+                return (DownloadError(.remoteChanged, "\(url): file size changed on the server from \(remote.size ?? 0) to \(total) bytes."), true)
             }
             return (mismatch, false)
         }
@@ -149,16 +191,21 @@ final class SegmentTransfer {
 
     /// A response whose validators contradict the probe's means the file changed under us.
     private func changedVersion() -> DownloadError? {
-        let url = remote.finalURL
-        if let expected = remote.etag, let actual = head["etag"], expected != actual {
-            return DownloadError(.remoteChanged, "\(url): file changed on the server (ETag \(expected) became \(actual)). Rerun to start over.")
-        }
-        if remote.etag == nil, let expected = remote.lastModified, let actual = head["last-modified"], expected != actual {
-            return DownloadError(.remoteChanged, "\(url): file changed on the server (Last-Modified \(expected) became \(actual)). Rerun to start over.")
+        let url = remote.url
+        switch Source.identity(etag: head["etag"], lastModified: head["last-modified"], of: remote) {
+        case .same:
+            break
+        case .otherETag:
+            sawOtherETag = true
+        case .changed:
+            if let expected = remote.etag, let actual = head["etag"], expected != actual {
+                return DownloadError(.remoteChanged, "\(url): file changed on the server (ETag \(expected) became \(actual), Last-Modified \(remote.lastModified ?? "none") became \(head["last-modified"] ?? "none"))")
+            }
+            return DownloadError(.remoteChanged, "\(url): file changed on the server (Last-Modified \(remote.lastModified ?? "none") became \(head["last-modified"] ?? "none"))")
         }
         if requested == nil, head.status == 200, let size = remote.size, let length = head.contentLength,
            !head.hasContentEncoding, length != size {
-            return DownloadError(.remoteChanged, "\(url): file size changed on the server from \(size) to \(length) bytes. Rerun to start over.")
+            return DownloadError(.remoteChanged, "\(url): file size changed on the server from \(size) to \(length) bytes.")
         }
         return nil
     }

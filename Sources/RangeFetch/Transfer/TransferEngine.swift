@@ -133,6 +133,10 @@ final class TransferEngine {
     private var nextTransferID = 0
     private var active: [UnsafeMutableRawPointer: SegmentTransfer] = [:]
     private var failuresWithoutProgress = 0
+    /// ``receivedBytes`` when the last failure was counted: more since then is progress.
+    private var receivedAtLastFailure: Int64 = -1
+    /// Where requests go, and the `If-Range` validator.
+    private var source: Source
     /// A checkpoint was called for at this time and waits for the writes flushed for it.
     private var checkpointDueSince: Double?
     /// Longest wait for those writes, seconds.
@@ -149,6 +153,7 @@ final class TransferEngine {
         self.multi = multi
         self.cancellation = cancellation
         self.report = report
+        source = Source(remote: configuration.remote)
         segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
         for segment in segments { segmentsByID[segment.id] = segment }
         nextSegmentID = segments.count
@@ -335,6 +340,8 @@ final class TransferEngine {
     // MARK: Carrying out the scheduler's decisions
 
     private func decide(now: Double) {
+        reportPushback()
+        noteAnswers()
         var view: [SchedulerSegment] = []
         view.reserveCapacity(segments.count)
         for segment in segments where !segment.isComplete {
@@ -354,6 +361,21 @@ final class TransferEngine {
             }
         }
         configuration.lease?.wanting(denied)
+    }
+
+    /// Lets the source learn from answered requests before new ones start: a freshly resolved
+    /// URL, and origins that disagree on the ETag.
+    private func noteAnswers() {
+        for transfer in active.values where transfer.firstByteAt != nil {
+            source.answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
+            source.progressed()
+            noteOtherETag(transfer)
+        }
+    }
+
+    private func noteOtherETag(_ transfer: SegmentTransfer) {
+        guard transfer.sawOtherETag, source.etagsSeenToDisagree() else { return }
+        report(.warning("\(source.userURL): servers disagree on the ETag (\(configuration.remote.etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
     }
 
     private func segment(_ id: Int) -> EngineSegment? {
@@ -399,17 +421,17 @@ final class TransferEngine {
             segment.state.written = 0
         }
         nextTransferID += 1
-        let transfer = SegmentTransfer(id: nextTransferID, segment: segment, requested: requested, writer: writer,
-                                       pool: pool, remote: configuration.remote, now: now)
+        let transfer = SegmentTransfer(id: nextTransferID, segment: segment, requested: requested, url: source.requestURL,
+                                       writer: writer, pool: pool, remote: configuration.remote, now: now)
         var extraHeaders: [String] = []
         if let requested {
             transfer.easy.set(CURLOPT_RANGE, requested.httpRangeSpec)
             // A file that changed since the probe answers 200 instead of 206: caught, never merged.
-            if let validator = configuration.remote.ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
+            if let validator = source.ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
             extraHeaders.append("Accept-Encoding: identity")
         }
         transfer.limiter = limiter
-        configuration.request.configure(transfer.easy, url: configuration.remote.finalURL, extraHeaders: extraHeaders)
+        configuration.request.configure(transfer.easy, url: transfer.url, extraHeaders: extraHeaders)
         if let requested, let lifetime = scheduler.connectionLifetimeSeconds(requestBytes: requested.count) {
             transfer.easy.set(CURLOPT_MAXLIFETIME_CONN, lifetime)
         }
@@ -452,11 +474,24 @@ final class TransferEngine {
         if transfer.overlong {
             report(.warning("\(configuration.remote.finalURL): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
         }
+        if transfer.firstByteAt != nil {
+            source.answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
+            source.progressed()
+        }
+        noteOtherETag(transfer)
         if let failure = transfer.failure {
-            if failure.isFatal { throw failure.error }
-            if case .httpStatus(let status) = failure.error.code, status == 429 || status == 503 {
-                scheduler.notePushback()
+            if case .httpStatus(let status) = failure.error.code {
+                if Source.mayMeanExpiredSignature(status: status, body: transfer.errorText) {
+                    try refused(transfer, status: status, error: failure.error)
+                    return
+                }
+                if status == 429 || status == 503 {
+                    pushedBack(failure.error)
+                    try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds, pushback: true)
+                    return
+                }
             }
+            if failure.isFatal { throw failure.error }
             try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds)
             return
         }
@@ -475,14 +510,58 @@ final class TransferEngine {
                 ?? TransferFailure.curl(result, url: url, detail: transfer.easy.errorDetail)
         }
         guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
-        if result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0) {
-            scheduler.notePushback()
-        }
-        try retry(segment, after: error, retryAfter: nil)
+        let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)
+        if refusedConnection { pushedBack(error) }
+        try retry(segment, after: error, retryAfter: nil, pushback: refusedConnection)
     }
 
-    private func retry(_ segment: EngineSegment, after error: DownloadError, retryAfter: Double?) throws(DownloadError) {
-        segment.triesWithoutProgress += 1
+    /// A refusal (401, 403, 410, an expired-token 400) of a request: an expired signed URL is
+    /// resolved afresh through the user's URL (see ``Source``); anything else stands.
+    private func refused(_ transfer: SegmentTransfer, status: Int, error: DownloadError) throws(DownloadError) {
+        let said = transfer.errorSummary.map { " (\($0))" } ?? ""
+        switch source.refused(url: transfer.url, status: status, body: transfer.errorText) {
+        case .reResolve:
+            report(.warning("\(source.userURL): the redirect target refused a request with HTTP \(status)\(said), as an expired signed URL does; following \(source.userURL) again for a fresh one"))
+            try retry(transfer.segment, after: error, retryAfter: 0)
+        case .retry:
+            try retry(transfer.segment, after: error, retryAfter: 0)
+        case .fatal where transfer.url == source.userURL && source.resolutions > 0:
+            throw DownloadError(error.code, "\(source.userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked")
+        case .fatal:
+            throw DownloadError(error.code, error.message + said)
+        }
+    }
+
+    /// The server refused a connection (429, 503, a refused or reset connect): fewer connections.
+    /// Refusals that arrive together are reported once, by ``reportPushback()``.
+    private func pushedBack(_ error: DownloadError) {
+        let before = scheduler.targetConnections
+        scheduler.notePushback()
+        if scheduler.targetConnections < before {
+            pushback = if case .httpStatus(let status) = error.code { "HTTP \(status)" } else { "connection refused or reset" }
+        }
+    }
+
+    /// How the server last refused a connection, not reported yet.
+    private var pushback: String?
+
+    private func reportPushback() {
+        guard let how = pushback else { return }
+        pushback = nil
+        let count = scheduler.targetConnections
+        report(.warning("\(source.userURL): server refused connections (\(how)); continuing with at most \(count) connection\(count == 1 ? "" : "s")"))
+    }
+
+    /// Schedules another try of `segment`, or throws once the retry budget is spent.
+    /// - Parameter pushback: the server refused a connection; while other connections still
+    ///   deliver bytes that asks for fewer connections, not another try of this range.
+    private func retry(_ segment: EngineSegment, after error: DownloadError, retryAfter: Double?,
+                       pushback: Bool = false) throws(DownloadError) {
+        let received = receivedBytes
+        let progressed = received > receivedAtLastFailure && receivedAtLastFailure >= 0
+        receivedAtLastFailure = received
+        if progressed { failuresWithoutProgress = 0 }
+        segment.triesWithoutProgress = pushback && progressed ? 1 : segment.triesWithoutProgress + 1
         failuresWithoutProgress += 1
         let tries = segment.triesWithoutProgress
         if tries >= configuration.retry.maximumTries
