@@ -25,10 +25,7 @@ final class EncodingTests {
     }
 
     private func expectExactFile(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let actual = try Data(contentsOf: URL(fileURLWithPath: target))
-        let expected = try server.expectedBytes(size: Self.size)
-        #expect(actual.count == expected.count, sourceLocation: sourceLocation)
-        #expect(actual == expected, "bytes differ from the server's identity representation", sourceLocation: sourceLocation)
+        try server.expectFile(target, size: Self.size, sourceLocation: sourceLocation)
     }
 
     /// The server's request log without the reference fetches of ``expectExactFile()``.

@@ -93,6 +93,8 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   extramode=length    ... (default) a Content-Length that announces them (libcurl delivers them);
   extramode=trailing  ... a Content-Length that matches the range; the N bytes trail the message
                       on the connection.
+  changeevery=K       the content switches to the next version after every K body bytes sent
+                      for this path+query (a file that keeps changing).
   signed=T            a signed, expiring redirect (model hubs, S3 presigned links): a request
                       without sig= answers 302 to the same URL plus "&sig=<issue time>"; one with
                       sig= older than T seconds (float) answers expirestatus (default 403) with
@@ -437,7 +439,7 @@ NUMBERS = {
     "trickleoffset": (int, 0, None), "tricklecount": (int, 0, None), "rate": (int, 1, None),
     "trickleevery": (int, 1, None), "stallevery": (int, 1, None), "stallafter": (int, 0, None),
     "stall": (float, 0, None), "stalloffset": (int, 0, None), "stallcount": (int, 0, None),
-    "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None),
+    "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None), "changeevery": (int, 1, None),
     "bigheader": (int, 0, 64 << 20), "manyheaders": (int, 0, 1 << 20), "headerwidth": (int, 1, 1 << 20),
     "signed": (float, 0, None), "sig": (float, 0, None), "signcount": (int, 0, None),
     "maxconcurrent": (int, 1, None),
@@ -725,7 +727,10 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     def changed_versions(self, faults):
-        """changeafter=K: 1 once K body bytes went out for this URL, else 0."""
+        """changeafter=K: 1 once K body bytes went out for this URL, else 0.
+        changeevery=K: one more for every K body bytes sent."""
+        if faults.has("changeevery"):
+            return STATE.value(self.key, "served") // faults.number("changeevery")
         if not faults.has("changeafter"):
             return 0
         return 1 if STATE.value(self.key, "served") >= faults.number("changeafter") else 0
@@ -969,7 +974,7 @@ class Handler(BaseHTTPRequestHandler):
         total = plan.length + plan.overlong
         sent, position = 0, plan.body_start
         began = time.monotonic()
-        counts_served = faults.has("changeafter")
+        counts_served = faults.has("changeafter") or faults.has("changeevery")
         try:
             while sent < total:
                 step = min(WRITE_CHUNK, total - sent)

@@ -487,7 +487,7 @@ final class TransferEngine {
                 }
                 if status == 429 || status == 503 {
                     pushedBack(failure.error)
-                    try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds, pushback: true)
+                    try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds, blame: .pushback)
                     return
                 }
             }
@@ -512,19 +512,19 @@ final class TransferEngine {
         guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
         let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)
         if refusedConnection { pushedBack(error) }
-        try retry(segment, after: error, retryAfter: nil, pushback: refusedConnection)
+        try retry(segment, after: error, retryAfter: nil, blame: refusedConnection ? .pushback : .segment)
     }
 
     /// A refusal (401, 403, 410, an expired-token 400) of a request: an expired signed URL is
     /// resolved afresh through the user's URL (see ``Source``); anything else stands.
     private func refused(_ transfer: SegmentTransfer, status: Int, error: DownloadError) throws(DownloadError) {
-        let said = transfer.errorSummary.map { " (\($0))" } ?? ""
+        let said = transfer.errorSummary.map { ", server said \($0)" } ?? ""
         switch source.refused(url: transfer.url, status: status, body: transfer.errorText) {
         case .reResolve:
-            report(.warning("\(source.userURL): the redirect target refused a request with HTTP \(status)\(said), as an expired signed URL does; following \(source.userURL) again for a fresh one"))
-            try retry(transfer.segment, after: error, retryAfter: 0)
+            report(.warning("\(source.userURL): the redirect target refused a request (HTTP \(status)\(said)), as an expired signed URL does; following the URL again for a fresh one"))
+            try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
         case .retry:
-            try retry(transfer.segment, after: error, retryAfter: 0)
+            try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
         case .fatal where transfer.url == source.userURL && source.resolutions > 0:
             throw DownloadError(error.code, "\(source.userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked")
         case .fatal:
@@ -552,18 +552,31 @@ final class TransferEngine {
         report(.warning("\(source.userURL): server refused connections (\(how)); continuing with at most \(count) connection\(count == 1 ? "" : "s")"))
     }
 
+    /// How a failure counts against the retry budget.
+    private enum Blame {
+        /// A failed try of the segment.
+        case segment
+        /// The server refused a connection: while other connections still deliver bytes, that
+        /// asks for fewer connections, not another try of this range.
+        case pushback
+        /// An expired signed URL, resolved afresh: ``Source`` bounds those.
+        case none
+    }
+
     /// Schedules another try of `segment`, or throws once the retry budget is spent.
-    /// - Parameter pushback: the server refused a connection; while other connections still
-    ///   deliver bytes that asks for fewer connections, not another try of this range.
     private func retry(_ segment: EngineSegment, after error: DownloadError, retryAfter: Double?,
-                       pushback: Bool = false) throws(DownloadError) {
+                       blame: Blame = .segment) throws(DownloadError) {
         let received = receivedBytes
         let progressed = received > receivedAtLastFailure && receivedAtLastFailure >= 0
         receivedAtLastFailure = received
         if progressed { failuresWithoutProgress = 0 }
-        segment.triesWithoutProgress = pushback && progressed ? 1 : segment.triesWithoutProgress + 1
-        failuresWithoutProgress += 1
-        let tries = segment.triesWithoutProgress
+        switch blame {
+        case .segment: segment.triesWithoutProgress += 1
+        case .pushback: segment.triesWithoutProgress = progressed ? 1 : segment.triesWithoutProgress + 1
+        case .none: break
+        }
+        if blame != .none { failuresWithoutProgress += 1 }
+        let tries = max(1, segment.triesWithoutProgress)
         if tries >= configuration.retry.maximumTries
             || failuresWithoutProgress >= configuration.retry.maximumTries + configuration.connections.maximum {
             throw DownloadError(error.code, "\(error.message) — gave up after \(tries) tries")

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Our fault-injecting HTTP server (`Tests/Support/fault_server.py`), started for one test and
 /// stopped by pid. Faults are chosen per request by query parameters (see the script's docstring).
@@ -55,6 +56,9 @@ final class FaultServer {
         struct Entry: Decodable {
             var method: String
             var path: String
+            var query: String
+            /// The server's number of the TCP connection.
+            var connection: Int
             var range: String?
             var if_range: String?
             var status: Int
@@ -77,6 +81,16 @@ final class FaultServer {
     /// GET by curl (an independent client).
     func expectedBytes(size: Int64, version: Int = 0) throws -> Data {
         try fetch("/data/\(size)/reference.bin" + (version == 0 ? "" : "?version=\(version)"))
+    }
+
+    /// Checks that the file at `path` holds exactly what `/data/SIZE/…` serves at `version`.
+    func expectFile(_ path: String, size: Int64, version: Int = 0, sourceLocation: SourceLocation) throws {
+        let actual = try Data(contentsOf: URL(fileURLWithPath: path))
+        let expected = try expectedBytes(size: size, version: version)
+        #expect(actual.count == expected.count, sourceLocation: sourceLocation)
+        // Compared first: a failed #expect on two large Data values spends minutes describing them.
+        let same = actual == expected
+        #expect(same, "bytes differ from the server's (version \(version))", sourceLocation: sourceLocation)
     }
 
     private func fetch(_ path: String) throws -> Data {

@@ -1,0 +1,97 @@
+import Testing
+@testable import RangeFetch
+
+/// Where requests go when a signed redirect expires, and how validators from several origins are
+/// judged: tables, no sockets.
+struct SourceTests {
+    static let user = "https://hub.example/model.bin"
+    static let signed = "https://cdn.example/model.bin?sig=1"
+
+    static func remote(etag: String? = "\"a\"", lastModified: String? = "Mon, 01 Jan 2024 00:00:00 GMT",
+                       finalURL: String = signed) -> RemoteFile {
+        RemoteFile(url: user, finalURL: finalURL, size: 100, acceptsRanges: true, etag: etag, lastModified: lastModified,
+                   suggestedName: "model.bin", advertisedDigests: [])
+    }
+
+    @Test(arguments: [
+        (403, "", true), (401, "", true), (410, "", true), (404, "", false), (500, "", false),
+        (400, "<Code>ExpiredToken</Code>", true), (400, "<Code>AuthenticationFailed</Code>", true),
+        (400, "<Code>ExpiredRequest</Code>", true), (400, "bad request", false),
+    ])
+    func refusalsThatMayMeanAnExpiredSignature(status: Int, body: String, expected: Bool) {
+        #expect(Source.mayMeanExpiredSignature(status: status, body: body) == expected)
+    }
+
+    @Test func anExpiredTargetIsResolvedAgainThenTheFreshTargetIsUsed() {
+        var source = Source(remote: Self.remote())
+        #expect(source.requestURL == Self.signed)
+        let refusal1 = source.refused(url: Self.signed, status: 403, body: "")
+        #expect(refusal1 == .reResolve)
+        #expect(source.requestURL == Self.user)
+        // A request already under way to the old target fails too: it retries where we are now.
+        let refusal2 = source.refused(url: "https://cdn.example/model.bin?sig=0", status: 403, body: "")
+        #expect(refusal2 == .retry)
+        source.answered(url: Self.user, effectiveURL: "https://cdn.example/model.bin?sig=2")
+        #expect(source.requestURL == "https://cdn.example/model.bin?sig=2")
+        #expect(source.resolutions == 1)
+    }
+
+    @Test func aRefusalOfAFreshlyResolvedRequestIsFinal() {
+        var source = Source(remote: Self.remote())
+        let refusal1 = source.refused(url: Self.signed, status: 403, body: "")
+        #expect(refusal1 == .reResolve)
+        let refusal2 = source.refused(url: Self.user, status: 403, body: "")
+        #expect(refusal2 == .fatal)
+    }
+
+    @Test func theUsersOwnURLRefusingIsFinal() {
+        var source = Source(remote: Self.remote(finalURL: Self.user))
+        #expect(!source.isRedirected)
+        let refusal1 = source.refused(url: Self.user, status: 403, body: "")
+        #expect(refusal1 == .fatal)
+    }
+
+    @Test func reResolutionsWithoutABytesBetweenAreBounded() {
+        var source = Source(remote: Self.remote())
+        for round in 0..<Source.maximumResolutionsWithoutProgress {
+            let target = "https://cdn.example/model.bin?sig=\(round + 10)"
+            if round > 0 { source.answered(url: Self.user, effectiveURL: target) }
+            let refusal1 = source.refused(url: source.requestURL, status: 403, body: "")
+            #expect(refusal1 == .reResolve)
+        }
+        source.answered(url: Self.user, effectiveURL: "https://cdn.example/model.bin?sig=99")
+        let refusal2 = source.refused(url: source.requestURL, status: 403, body: "")
+        #expect(refusal2 == .fatal)
+        var progressing = Source(remote: Self.remote())
+        for round in 0..<(2 * Source.maximumResolutionsWithoutProgress) {
+            progressing.answered(url: Self.user, effectiveURL: "https://cdn.example/model.bin?sig=\(round + 10)")
+            progressing.progressed()
+            let refusal3 = progressing.refused(url: progressing.requestURL, status: 403, body: "")
+            #expect(refusal3 == .reResolve)
+        }
+    }
+
+    @Test(arguments: [
+        // (probe ETag, probe date, response ETag, response date, identity)
+        ("\"a\"", "D1", "\"a\"", "D1", Source.Identity.same),
+        ("\"a\"", "D1", "\"b\"", "D1", .otherETag),
+        ("\"a\"", "D1", "\"b\"", "D2", .changed),
+        ("\"a\"", nil, "\"b\"", nil, .changed),
+        (nil, "D1", nil, "D2", .changed),
+        (nil, "D1", "\"b\"", "D1", .same),
+        ("\"a\"", "D1", nil, nil, .same),
+    ] as [(String?, String?, String?, String?, Source.Identity)])
+    func validatorsOfAResponse(probedETag: String?, probedDate: String?, etag: String?, date: String?, expected: Source.Identity) {
+        let remote = Self.remote(etag: probedETag, lastModified: probedDate)
+        #expect(Source.identity(etag: etag, lastModified: date, of: remote) == expected)
+    }
+
+    @Test func disagreeingETagsSwitchIfRangeToTheDateOnce() {
+        var source = Source(remote: Self.remote())
+        #expect(source.ifRangeValidator == "\"a\"")
+        let first = source.etagsSeenToDisagree()
+        let second = source.etagsSeenToDisagree()
+        #expect(first && !second)
+        #expect(source.ifRangeValidator == "Mon, 01 Jan 2024 00:00:00 GMT")
+    }
+}
