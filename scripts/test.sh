@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/packages.sh
 rf_base_packages
+rf_test_server_packages
 rf_require_swift
 
 swift build

@@ -68,7 +68,7 @@ final class CLIPolishTests {
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("bytes ") }
         #expect(lines.count >= 4, "\(result.stderr)")
-        #expect(lines.allSatisfy { $0.contains(": HTTP 206, ") && $0.contains("/s)") })
+        #expect(lines.allSatisfy { $0.contains(": HTTP 206 (h1.1), ") && $0.contains("/s)") })
         let quiet = try runCLI(["-v", "-q", "-d", out.path, nginx.baseURL + "/v.bin"])
         #expect(quiet.status == 2)
         #expect(quiet.stderr.contains("not both"))

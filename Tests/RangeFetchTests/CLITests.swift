@@ -115,6 +115,20 @@ final class CLITests {
         #expect(try Checksums.sha256sum(out.file("full.bin")) == Checksums.sha256sum(source))
     }
 
+    @Test func aDeviceThatRefusesDirectWritesFallsBackOnEveryWriteLane() throws {
+        let source = try www.randomFile("direct.bin", size: 64 << 20)
+        let args = [nginx.baseURL + "/direct.bin", "-o", out.file("direct.bin"), "-n", "8", "--min-segment", "1M"]
+        // Whole blocks really go through the O_DIRECT descriptor: an I/O error there says so.
+        let failed = try runCLI(args, environment: ["RANGEFETCH_FAULT": "pwrite(O_DIRECT):\(EIO)"])
+        #expect(failed.status == 4)
+        #expect(failed.stderr.contains("pwrite(O_DIRECT)"), "\(failed.stderr)")
+        // Both write lanes meet EINVAL on their direct writes at about the same moment: each
+        // switches to the page cache, and neither writes through a closed (or reused) descriptor.
+        let refused = try runCLI(args, environment: ["RANGEFETCH_FAULT": "pwrite(O_DIRECT):\(EINVAL)"])
+        #expect(refused.status == 0, "\(refused.stderr)")
+        #expect(try Checksums.sha256sum(out.file("direct.bin")) == Checksums.sha256sum(source))
+    }
+
     @Test func fileLargerThanTheFreeSpaceIsRefusedUpFront() throws {
         guard getuid() == 0 else {
             print("SKIPPED fileLargerThanTheFreeSpaceIsRefusedUpFront: needs root to mount a small tmpfs")

@@ -15,15 +15,8 @@ final class TLSAndProxyTests {
         keys = try TemporaryDirectory("rf-keys")
     }
 
-    /// A self-signed certificate for 127.0.0.1.
     private func makeCertificate() throws -> (cert: String, key: String) {
-        let cert = keys.file("cert.pem"), key = keys.file("key.pem")
-        let result = try TestProcess.run("/usr/bin/openssl", [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
-        ])
-        guard result.status == 0 else { throw TestFailure("openssl req failed: \(result.stderr)") }
-        return (cert, key)
+        try selfSignedCertificate(in: keys)
     }
 
     @Test func untrustedCertificateFailsUnlessTrustedOrInsecure() throws {

@@ -23,6 +23,12 @@ rf_base_packages() {
     rf_need_packages libcurl4-openssl-dev libssl-dev openssl pkg-config ca-certificates curl nginx python3 python3-jsonschema
 }
 
+# The other web servers the integration tests download from (Apache httpd, lighttpd); their
+# packaged services are never started (no systemd here): each test runs its own on 127.0.0.1.
+rf_test_server_packages() {
+    rf_need_packages apache2-bin lighttpd
+}
+
 # rf_require_swift: fail clearly when the Swift toolchain is missing (it is not a Debian package).
 rf_require_swift() {
     if ! command -v swift >/dev/null 2>&1; then

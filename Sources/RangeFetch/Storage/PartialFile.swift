@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFileShims
+import Synchronization
 
 /// The file that receives a download's bytes before it is complete (`NAME.part`).
 ///
@@ -19,7 +20,12 @@ final class PartialFile: @unchecked Sendable {
     let path: String
     private(set) var descriptor: Int32
     /// A second descriptor opened with `O_DIRECT`, or -1 where that is not supported (tmpfs).
+    /// Set before the first write; closed only by ``close()``, so a write lane never meets it
+    /// closed (or its number reused for another file).
     private var directDescriptor: Int32 = -1
+    /// Set by any write lane once the device refused a direct write (`EINVAL`): every lane uses
+    /// the page cache from then on.
+    private let directRefused = Atomic<Bool>(false)
 
     /// Offsets, lengths and buffer addresses of direct writes are multiples of this.
     static let directAlignment = 4096
@@ -76,7 +82,7 @@ final class PartialFile: @unchecked Sendable {
     /// writes on, the aligned middle goes to disk directly when `bytes` sits at an address that
     /// is congruent to `offset` modulo ``directAlignment`` (callers arrange their buffers so).
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemCallError) {
-        guard directDescriptor >= 0, let base = bytes.baseAddress else {
+        guard directDescriptor >= 0, !directRefused.load(ordering: .relaxed), let base = bytes.baseAddress else {
             return try write(bytes, at: offset, through: descriptor)
         }
         let alignment = Int64(Self.directAlignment)
@@ -91,21 +97,25 @@ final class PartialFile: @unchecked Sendable {
         let middle = Int(last - first)
         try write(UnsafeRawBufferPointer(start: base, count: head), at: offset, through: descriptor)
         do {
-            try write(UnsafeRawBufferPointer(start: base + head, count: middle), at: first, through: directDescriptor)
+            try write(UnsafeRawBufferPointer(start: base + head, count: middle), at: first, through: directDescriptor,
+                      function: Self.directWriteCall)
         } catch where error.errno == EINVAL {
             // The device wants a larger alignment than ours: use the page cache from now on.
-            Glibc.close(directDescriptor)
-            directDescriptor = -1
+            directRefused.store(true, ordering: .relaxed)
             try write(UnsafeRawBufferPointer(start: base + head, count: middle), at: first, through: descriptor)
         }
         try write(UnsafeRawBufferPointer(start: base + head + middle, count: bytes.count - head - middle), at: last,
                   through: descriptor)
     }
 
-    private func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, through fd: Int32) throws(SystemCallError) {
+    /// The name direct writes go by in errors and ``FaultInjection`` (`RANGEFETCH_FAULT=pwrite(O_DIRECT):22`).
+    static let directWriteCall = "pwrite(O_DIRECT)"
+
+    private func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, through fd: Int32,
+                       function: String = "pwrite") throws(SystemCallError) {
         var done = 0
         while done < bytes.count {
-            let written = try SystemCall.check("pwrite", path: path) {
+            let written = try SystemCall.check(function, path: path) {
                 pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
             }
             done += written

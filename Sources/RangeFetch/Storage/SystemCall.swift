@@ -52,7 +52,8 @@ enum SystemCall {
 }
 
 /// Lets tests make a named system call fail with a chosen errno (`RANGEFETCH_FAULT=pwrite:28`).
-/// Read once from the environment; off unless set.
+/// A plain name also matches its variants (`pwrite` matches `pwrite(O_DIRECT)`; naming the
+/// variant matches it alone). Read once from the environment; off unless set.
 enum FaultInjection {
     private static let rule: (function: String, errno: Int32)? = {
         guard let raw = getenv("RANGEFETCH_FAULT") else { return nil }
@@ -62,7 +63,7 @@ enum FaultInjection {
     }()
 
     static func errno(for function: String) -> Int32? {
-        guard let rule, rule.function == function else { return nil }
+        guard let rule, function == rule.function || function.hasPrefix(rule.function + "(") else { return nil }
         return rule.errno
     }
 }

@@ -16,8 +16,11 @@ final class NginxServer {
     /// When started with a certificate: the same docroot over TLS on this port.
     private(set) var tlsPort: Int?
 
-    /// - Parameter certificate: PEM certificate and key paths for an extra `https` server.
-    init(docroot: String, slowRate: String = "4m", certificate: (cert: String, key: String)? = nil) throws {
+    /// - Parameters:
+    ///   - certificate: PEM certificate and key paths for an extra `https` server.
+    ///   - http2: whether that server offers HTTP/2 by ALPN (HTTP/1.1 clients still get 1.1).
+    init(docroot: String, slowRate: String = "4m", certificate: (cert: String, key: String)? = nil,
+         http2: Bool = false) throws {
         guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile) else {
             throw TestFailure("nginx is not installed: run scripts/test.sh, which installs it")
         }
@@ -33,7 +36,9 @@ final class NginxServer {
             tlsPort = tls
             tlsServer = """
             server {
-                listen 127.0.0.1:\(tls) ssl;
+                listen 127.0.0.1:\(tls) ssl\(http2 ? " http2" : "");
+                access_log \(p)/tls-access.log tls;
+                ssl_session_cache shared:tls:1m;
                 ssl_certificate \(certificate.cert);
                 ssl_certificate_key \(certificate.key);
                 root \(docroot);
@@ -49,6 +54,7 @@ final class NginxServer {
         http {
             log_format ranges '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range" $connection';
             access_log \(p)/access.log ranges;
+            log_format tls '$connection $server_protocol $ssl_session_reused $status $body_bytes_sent';
             client_body_temp_path \(p)/tmp; proxy_temp_path \(p)/tmp; fastcgi_temp_path \(p)/tmp;
             uwsgi_temp_path \(p)/tmp; scgi_temp_path \(p)/tmp;
             sendfile on;
@@ -106,7 +112,41 @@ final class NginxServer {
         }
     }
 
+    struct TLSLogEntry {
+        /// nginx's serial number of the TCP connection.
+        var connection: Int
+        /// `HTTP/1.1` or `HTTP/2.0`.
+        var protocolName: String
+        /// Whether the TLS session was resumed (an abbreviated handshake).
+        var sessionReused: Bool
+        var status: Int
+        var bytes: Int64
+    }
+
+    /// Parsed lines of the TLS server's access log, in order.
+    func tlsAccessLog() -> [TLSLogEntry] {
+        let text = (try? String(contentsOfFile: prefix.path + "/tls-access.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 5, let connection = Int(fields[0]), let status = Int(fields[3]),
+                  let bytes = Int64(fields[4]) else { return nil }
+            return TLSLogEntry(connection: connection, protocolName: String(fields[1]), sessionReused: fields[2] == "r",
+                               status: status, bytes: bytes)
+        }
+    }
+
     func clearAccessLog() throws {
         try "".write(toFile: prefix.path + "/access.log", atomically: false, encoding: .utf8)
     }
+}
+
+/// A self-signed certificate for 127.0.0.1 (PEM paths), made by `openssl req` in `directory`.
+func selfSignedCertificate(in directory: TemporaryDirectory) throws -> (cert: String, key: String) {
+    let cert = directory.file("cert.pem"), key = directory.file("key.pem")
+    let result = try TestProcess.run("/usr/bin/openssl", [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
+    ])
+    guard result.status == 0 else { throw TestFailure("openssl req failed: \(result.stderr)") }
+    return (cert, key)
 }

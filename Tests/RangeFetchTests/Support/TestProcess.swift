@@ -44,11 +44,14 @@ struct TestProcess {
 
     /// Starts a server with its output discarded and waits (up to 10 s) until it accepts
     /// connections on 127.0.0.1:`port`; otherwise stops it and throws, adding `detail()`.
+    /// The server runs with SIGTERM and SIGINT unblocked: a process spawned from a Dispatch
+    /// thread inherits that thread's mask, where they are blocked, and Apache then ignores the
+    /// SIGTERM that stops it (a SIGKILL after the grace time orphans its workers).
     static func startServer(_ executable: String, _ arguments: [String], port: Int,
                             detail: () -> String = { "" }) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", unblockAndExec, executable] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -62,6 +65,12 @@ struct TestProcess {
         }
         return process
     }
+
+    private static let unblockAndExec = """
+        import os, signal, sys
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+        os.execv(sys.argv[1], sys.argv[1:])
+        """
 
     /// Finds the `rangefetch` binary built beside the test bundle (or `$RANGEFETCH_BIN`).
     static var rangefetchBinary: String {
