@@ -8,6 +8,10 @@ Scenarios (each with every tool):
   unthrottled  nginx on 127.0.0.1, nothing in between
   capped       rf-relay in front of nginx: every TCP connection capped at BENCH_RATE_MIB MiB/s
   wan          client and server in two network namespaces joined by rf-wanem (rate, delay, loss)
+and each again over HTTPS (ids with -https: TLS with HTTP/1.1 only; with -h2: HTTP/2 offered by
+ALPN, which curl and rangefetch take and aria2c and axel, speaking HTTP/1.1, do not). The server's
+access log gives every run's TCP connections and protocol, so "16 connections" is checked, not
+assumed (HTTP/2 can multiplex many ranges onto one connection).
 Batch sections (many files, rangefetch -i against aria2c -i):
   many         BENCH_MANY_FILES (1000) files of 64 KiB from nginx, 16 at once: files per second, RSS
   batchcapped  8 files of 128 MiB through the capped relay, 16 connections in all
@@ -31,7 +35,10 @@ WAN_URL, WAN_SOURCE, WAN_NETNS, WAN_DESCRIPTION (optional), BENCH_RATE_MIB (25),
 BENCH_RUNS (3), BENCH_RUNS_SLOW (single-connection tools in the capped and wan scenarios;
 default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,many,batchcapped,journal,checksum,
 hash), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
-RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there).
+RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there),
+DIRECT_HTTPS_URL, DIRECT_H2_URL, CAPPED_HTTPS_URL, CAPPED_H2_URL, WAN_HTTPS_URL, WAN_H2_URL,
+TLS_CA (the servers' self-signed certificate), ACCESS_LOG, WAN_ACCESS_LOG (nginx's access logs,
+whose last two fields are the TCP connection number and the protocol).
 """
 
 import json
@@ -67,6 +74,9 @@ MANY_DIR = os.environ.get("MANY_DIR", "")          # the small files, served at 
 MANY_URL = os.environ.get("MANY_URL", "")
 BATCH_SOURCE = os.environ.get("BATCH_SOURCE", "")  # one 128 MiB file, served as BATCH_URLS
 BATCH_URLS = os.environ.get("BATCH_URLS", "").split()
+TLS_CA = os.environ.get("TLS_CA", "")
+ACCESS_LOG = os.environ.get("ACCESS_LOG", "")
+WAN_ACCESS_LOG = os.environ.get("WAN_ACCESS_LOG", "")
 
 TARGET_NAME = "file.bin"
 TARGET = os.path.join(OUT, TARGET_NAME)
@@ -84,21 +94,25 @@ class Tool:
     argv: list
     fdatasync: bool
     single_connection: bool = False  # slow through a per-connection cap: BENCH_RUNS_SLOW runs
+    tls_argv: list = field(default_factory=list)  # before the URL when it is https; {ca}: TLS_CA
 
 
 # The comparison table. A rangefetch row whose flags the binary does not support (say `-n auto`
 # while it is being written) simply ends up as a "failed" row; the benchmark goes on.
 TOOLS = [
     Tool("curl", "curl", ["curl", "-sS", "-f", "-o", "{out}", "{url}"],
-         fdatasync=False, single_connection=True),
+         fdatasync=False, single_connection=True, tls_argv=["--cacert", "{ca}"]),
     Tool("aria2c -x16 -s16 -k1M", "aria2c",
          ["aria2c", "-q", "-x16", "-s16", "-k1M", "--file-allocation=none", "--allow-overwrite=true",
-          "--auto-file-renaming=false", "-d", "{outdir}", "-o", "{outname}", "{url}"], fdatasync=False),
-    Tool("axel -n 16", "axel", ["axel", "-q", "-n", "16", "-o", "{out}", "{url}"], fdatasync=False),
+          "--auto-file-renaming=false", "-d", "{outdir}", "-o", "{outname}", "{url}"], fdatasync=False,
+         tls_argv=["--ca-certificate={ca}"]),
+    # axel has no option for a CA file: -k skips the certificate check (the handshake is the same).
+    Tool("axel -n 16", "axel", ["axel", "-q", "-n", "16", "-o", "{out}", "{url}"], fdatasync=False,
+         tls_argv=["-k"]),
     Tool("rangefetch -n 16", "rangefetch", [RF, "-q", "-n", "16"] + RF_FLAGS + ["-o", "{out}", "{url}"],
-         fdatasync=True),
+         fdatasync=True, tls_argv=["--cacert", "{ca}"]),
     Tool("rangefetch -n auto", "rangefetch", [RF, "-q", "-n", "auto"] + RF_FLAGS + ["-o", "{out}", "{url}"],
-         fdatasync=True),
+         fdatasync=True, tls_argv=["--cacert", "{ca}"]),
 ]
 BASELINES = ("axel -n 16", "curl")  # the "speed vs" columns: baseline median wall / this median wall
 
@@ -113,7 +127,7 @@ def say(text=""):
 
 
 def wanted(section):
-    return "all" in ONLY or section in ONLY
+    return "all" in ONLY or section in ONLY or (section.endswith(("-https", "-h2")) and "https" in ONLY)
 
 
 # -- running one command -----------------------------------------------------------------------
@@ -129,6 +143,8 @@ class Sample:
     rss_mib: float
     bytes_ok: bool = True
     stdout: str = ""
+    tcp_connections: int = None  # distinct TCP connections of the run's GETs in the server's log
+    protocols: str = ""          # their protocols, joined by + (HTTP/1.1, HTTP/2.0)
 
 
 def clean():
@@ -173,6 +189,24 @@ def timed(argv, netns=""):
     return Sample(float(wall), float(user) + float(system), int(rss_kib) / 1024, stdout=stdout)
 
 
+def log_size(path):
+    return os.path.getsize(path) if path and os.path.exists(path) else 0
+
+
+def served(path, offset):
+    """The GET requests nginx logged after offset: (distinct TCP connections, protocols)."""
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        text = handle.read().decode(errors="replace")
+    connections, protocols = set(), set()
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 7 and fields[0] == "GET":
+            connections.add(fields[-2])
+            protocols.add(fields[-1])
+    return len(connections), "+".join(sorted(protocols))
+
+
 def identical(source):
     return subprocess.run(["cmp", "-s", source, TARGET]).returncode == 0
 
@@ -194,10 +228,11 @@ class Row:
                 "runs": values}
 
 
-def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None):
+def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None, access_log=""):
     """entries: [(Row, argv)]. Runs round 1 of every entry, then round 2, ...; a failed entry is not
     retried. runs_for(entry) may lower an entry's number of rounds (slow single streams).
-    check() tells whether a run's output is right (default: TARGET has the bytes of source)."""
+    check() tells whether a run's output is right (default: TARGET has the bytes of source).
+    With access_log (nginx's), each run's TCP connections and protocols are read from it."""
     check = check or (lambda: identical(source))
     for index in range(runs):
         for row, argv in entries:
@@ -205,6 +240,7 @@ def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: 
             if row.error or index >= limit:
                 continue
             clean()
+            offset = log_size(access_log)
             try:
                 sample = timed(argv, netns)
             except RunFailed as failure:
@@ -212,10 +248,14 @@ def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: 
                 say(f"  {row.label}: failed, {row.error}")
                 continue
             sample.bytes_ok = check()
+            if access_log:
+                time.sleep(0.1)  # nginx logs a request when its response ends
+                sample.tcp_connections, sample.protocols = served(access_log, offset)
             if not sample.bytes_ok:
                 row.bad_runs.append(index + 1)
             row.samples.append(sample)
             print(f"  run {index + 1}/{limit} {row.label}: {sample.wall_s:.2f} s"
+                  + (f", {sample.tcp_connections} TCP connections, {sample.protocols}" if access_log else "")
                   + ("" if sample.bytes_ok else "  BYTES DIFFER"), flush=True)
     clean()
 
@@ -231,7 +271,8 @@ def row_record(row, size, medians, baselines):
     record = {"label": row.label, "tool": row.tool, "fdatasync": row.fdatasync,
               "status": "failed" if row.error and not row.samples else "ok", "error": row.error or None,
               "runs": [{"wall_s": s.wall_s, "cpu_s": s.cpu_s, "rss_mib": round(s.rss_mib, 1),
-                        "bytes_ok": s.bytes_ok} for s in row.samples]}
+                        "bytes_ok": s.bytes_ok, "tcp_connections": s.tcp_connections,
+                        "protocol": s.protocols or None} for s in row.samples]}
     if not row.samples:
         return record, None
     wall, cpu, rss = row.spread("wall_s"), row.spread("cpu_s"), row.spread("rss_mib")
@@ -242,6 +283,10 @@ def row_record(row, size, medians, baselines):
              " ".join(f"{v:.2f}" for v in wall["runs"]), f"{spread_percent:.0f}%",
              f"{size / MIB / wall['median']:.0f}" if wall["median"] else "-",
              range_text(cpu, 2), range_text(rss, 0)]
+    if any(s.tcp_connections is not None for s in row.samples):
+        counts = sorted({s.tcp_connections for s in row.samples})
+        protocols = sorted({p for s in row.samples for p in s.protocols.split("+") if p})
+        cells.append(f"{'/'.join(map(str, counts))} {'+'.join(protocols)}")
     for baseline in baselines:
         ratio = medians[baseline] / wall["median"] if baseline in medians and wall["median"] else None
         record[f"speed_vs_{baseline.split()[0]}"] = round(ratio, 3) if ratio else None
@@ -261,6 +306,9 @@ def table(section_id, title, rows, size, notes=(), baselines=True, extra=None):
     heads = ["command", "fdatasync", "runs", "wall s median (min–max)", "wall s, every run", "spread",
              "MiB/s", "CPU s (user+sys)", "peak RSS MiB"]
     used_baselines = BASELINES if baselines else ()
+    logged = any(s.tcp_connections is not None for r in rows for s in r.samples)
+    if logged:
+        heads.append("TCP conns (server log)")
     heads += [f"speed vs {b.split()[0]}" for b in used_baselines] + ["bytes (cmp, every run)"]
     say("| " + " | ".join(heads) + " |")
     say("|" + "---|" * len(heads))
@@ -270,7 +318,7 @@ def table(section_id, title, rows, size, notes=(), baselines=True, extra=None):
         records.append(record)
         if cells is None:
             cells = [row.label, "yes" if row.fdatasync else "no", "0", "failed", "-", "-", "-", "-", "-"] + \
-                ["-"] * len(used_baselines) + [row.error]
+                ["-"] * (len(used_baselines) + logged) + [row.error]
         say("| " + " | ".join(cells) + " |")
     for note in notes:
         say(note)
@@ -283,21 +331,24 @@ def table(section_id, title, rows, size, notes=(), baselines=True, extra=None):
 
 # -- the sections ---------------------------------------------------------------------------------
 
-def expand(argv, url):
-    values = {"url": url, "out": TARGET, "outdir": OUT, "outname": TARGET_NAME}
+def expand(tool, url):
+    """The tool's command line for url; over HTTPS with its TLS options before the URL (last)."""
+    argv = tool.argv[:-1] + (tool.tls_argv if url.startswith("https:") else []) + tool.argv[-1:]
+    values = {"url": url, "out": TARGET, "outdir": OUT, "outname": TARGET_NAME, "ca": TLS_CA}
     return [part.format(**values) for part in argv]
 
 
-def scenario(section_id, title, chart_title, url, source, netns="", notes=()):
+def scenario(section_id, title, chart_title, url, source, netns="", notes=(), access_log=""):
     tools = [tool for tool in TOOLS if tool.name in TOOL_NAMES]
-    entries = [(Row(tool.label, tool.name, tool.fdatasync), expand(tool.argv, url)) for tool in tools]
+    entries = [(Row(tool.label, tool.name, tool.fdatasync), expand(tool, url)) for tool in tools]
     single = {tool.label for tool in tools if tool.single_connection}
-    slow = section_id in ("capped", "wan")
+    slow = section_id.split("-")[0] in ("capped", "wan")
     say()
     say(f"running {title}: {len(entries)} commands x {RUNS} runs, alternating", )
     warm(source)
     measure_alternating(entries, source, RUNS, netns,
-                        runs_for=lambda row: RUNS_SLOW if slow and row.label in single else None)
+                        runs_for=lambda row: RUNS_SLOW if slow and row.label in single else None,
+                        access_log=access_log)
     notes = list(notes) + [FSYNC_NOTE, "speed vs X = X's median wall time / this row's (above 1: faster)."]
     return table(section_id, title, [row for row, _ in entries], os.path.getsize(source), notes,
                  extra={"kind": "scenario", "chart_title": chart_title, "url": url, "netns": netns or None})
@@ -500,19 +551,32 @@ def main():
         say(f"Single-connection tools (curl) run {RUNS_SLOW} times in the capped and WAN scenarios.")
     say("tools: rangefetch " + " / ".join(versions.values()))
 
-    if wanted("unthrottled"):
-        scenario("unthrottled", "Unthrottled loopback", "Unthrottled loopback", DIRECT_URL, SOURCE,
-                 notes=["nginx on 127.0.0.1 (sendfile), no limit: measures the tools' own costs."])
-    if CAPPED_URL and wanted("capped"):
-        scenario("capped", f"Per-connection cap {RATE_MIB} MiB/s (rf-relay in front of nginx)",
-                 f"Capped: {RATE_MIB} MiB/s per connection", CAPPED_URL, SOURCE,
-                 notes=[f"Every TCP connection is capped at {RATE_MIB} MiB/s, as CDNs shape flows."])
-    if WAN_URL and wanted("wan"):
-        scenario("wan", f"Lossy WAN: {WAN_DESCRIPTION}", "Lossy WAN: " + ", ".join(WAN_DESCRIPTION.split(", ")[:3])
-                 .replace(" round trip", " RTT").replace(" server->client", ""),
-                 WAN_URL, WAN_SOURCE, netns=WAN_NETNS,
-                 notes=["Client and server in two network namespaces joined by rf-wanem "
-                        "(Benchmarks/wanem), a userspace delay-and-loss line over TUN devices."])
+    wan_chart = "Lossy WAN: " + ", ".join(WAN_DESCRIPTION.split(", ")[:3]).replace(" round trip", " RTT") \
+        .replace(" server->client", "")
+    kinds = (  # (id, title, chart title, notes, netns, source, log, plain URL, HTTPS/1.1 URL, h2 URL)
+        ("unthrottled", "Unthrottled loopback", "Unthrottled loopback",
+         ["nginx on 127.0.0.1 (sendfile over plain HTTP), no limit: measures the tools' own costs."],
+         "", SOURCE, ACCESS_LOG, DIRECT_URL, os.environ.get("DIRECT_HTTPS_URL", ""), os.environ.get("DIRECT_H2_URL", "")),
+        ("capped", f"Per-connection cap {RATE_MIB} MiB/s (rf-relay in front of nginx)",
+         f"Capped: {RATE_MIB} MiB/s per connection",
+         [f"Every TCP connection is capped at {RATE_MIB} MiB/s, as CDNs shape flows."],
+         "", SOURCE, ACCESS_LOG, CAPPED_URL, os.environ.get("CAPPED_HTTPS_URL", ""), os.environ.get("CAPPED_H2_URL", "")),
+        ("wan", f"Lossy WAN: {WAN_DESCRIPTION}", wan_chart,
+         ["Client and server in two network namespaces joined by rf-wanem "
+          "(Benchmarks/wanem), a userspace delay-and-loss line over TUN devices."],
+         WAN_NETNS, WAN_SOURCE, WAN_ACCESS_LOG, WAN_URL, os.environ.get("WAN_HTTPS_URL", ""),
+         os.environ.get("WAN_H2_URL", "")),
+    )
+    # A scenario's three protocols run one after the other, so that they meet the same conditions.
+    for kind, title, chart, notes, netns, source, log, plain, https, h2 in kinds:
+        for suffix, url, protocol in (("", plain, ""), ("-https", https, "HTTPS, HTTP/1.1 only"),
+                                      ("-h2", h2, "HTTPS, HTTP/2 offered")):
+            if url and wanted(kind + suffix):
+                extra = [f"{protocol}: curl and rangefetch get the server's CA file; aria2c too; axel, "
+                         "which has no CA option, runs with -k."] if protocol else []
+                scenario(kind + suffix, title + (f" — {protocol}" if protocol else ""),
+                         chart + (f"\n{protocol}" if protocol else ""), url, source, netns=netns,
+                         notes=notes + extra, access_log=log)
     if MANY_DIR and wanted("many"):
         many_section()
     if BATCH_URLS and wanted("batchcapped"):

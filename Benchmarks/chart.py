@@ -28,6 +28,8 @@ COLOURS = {"curl": "#8c8c8c", "aria2c": "#e39b3b", "axel": "#6aa84f",
 
 # A median more than this many times the panel's fastest is drawn off scale.
 OFF_SCALE = 5
+# Panels per row: a scenario over plain HTTP, HTTPS/1.1 and h2.
+COLUMNS = 3
 
 
 def colour(row):
@@ -41,8 +43,13 @@ def main(source, target):
     if not scenarios:
         print("chart: no scenario in the results; nothing to draw", file=sys.stderr)
         return 0
-    figure, axes = plt.subplots(1, len(scenarios), figsize=(max(4.6 * len(scenarios), 7), 5), squeeze=False)
-    for axis, section in zip(axes[0], scenarios):
+    # One row per scenario (plain HTTP, HTTPS/1.1, h2 side by side), at most COLUMNS panels a row.
+    columns = min(COLUMNS, len(scenarios))
+    grid_rows = -(-len(scenarios) // columns)
+    figure, axes = plt.subplots(grid_rows, columns, figsize=(max(4.6 * columns, 7), 5 * grid_rows), squeeze=False)
+    for axis in axes.flat[len(scenarios):]:
+        axis.set_visible(False)
+    for axis, section in zip(axes.flat, scenarios):
         rows = section["rows"]
         positions = range(len(rows))
         near_bottom = blended_transform_factory(axis.transData, axis.transAxes)  # x: bar, y: 0..1

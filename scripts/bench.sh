@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark: rangefetch (-n 16 and -n auto) against curl, aria2c and axel, side by side in one run,
 # in three scenarios: unthrottled loopback, a per-connection rate cap, and a lossy WAN (400 Mbit/s,
-# 20 ms round trip, 0.1% loss, emulated in network namespaces of our own). Then the journal's and
+# 20 ms round trip, 0.1% loss, emulated in network namespaces of our own), each over plain HTTP,
+# HTTPS with HTTP/1.1 only, and HTTPS with HTTP/2 offered (nginx, a self-signed certificate that
+# every tool is given as its CA; axel has no CA option and runs with -k). Then the journal's and
 # the checksum's cost and hashing throughput. Needs root (namespaces, packages).
 #   scripts/bench.sh                                   everything: 1 GiB (WAN 256 MiB), 3 runs
 #   BENCH_SIZE_MB=64 BENCH_RUNS=1 BENCH_ONLY=wan RANGEFETCH=.build/release/rangefetch scripts/bench.sh
@@ -12,7 +14,9 @@
 #   BENCH_RUNS (3)             runs per command, alternating between commands
 #   BENCH_RUNS_SLOW            runs of single-connection tools (curl) when capped or on the WAN,
 #                              tens of seconds each (default BENCH_RUNS)
-#   BENCH_ONLY (all)           comma list: unthrottled,capped,wan,many,batchcapped,journal,checksum,hash
+#   BENCH_ONLY (all)           comma list: unthrottled,capped,wan (plain HTTP), their HTTPS twins
+#                              unthrottled-https,unthrottled-h2,capped-https,capped-h2,wan-https,wan-h2
+#                              (or https for all six), many,batchcapped,journal,checksum,hash
 #   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
 #   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
 #   BENCH_TOOLS                subset of "curl aria2c axel rangefetch"
@@ -75,14 +79,14 @@ wants() { [[ ",${BENCH_ONLY:-all}," == *",all,"* || ",${BENCH_ONLY:-all}," == *"
 base=$(rf_disk_dir)
 work=$(mktemp -d "$base/rangefetch-bench.XXXXXX")
 chmod 755 "$work"
-relay_pid=""
+relay_pids=()
 bench_pid=""
 cleanup() {
     if [ -n "$bench_pid" ]; then # stop the measurement (and the tool it runs) first
         kill -TERM "$bench_pid" 2>/dev/null || true
         wait "$bench_pid" 2>/dev/null || true
     fi
-    [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
+    [ "${#relay_pids[@]}" -gt 0 ] && kill "${relay_pids[@]}" 2>/dev/null || true
     rf_nginx_stop "$work/nginx-wan"
     rf_wan_down "$work/wan"
     rf_nginx_stop "$work/nginx"
@@ -119,27 +123,44 @@ if wants batchcapped; then
     for i in $(seq 1 "$batch_files"); do ln "$work/www/part.bin" "$work/www/part$i.bin"; done
 fi
 
-port=$(rf_free_port)
-rf_nginx_start "$work/nginx" "$port" "$work/www"
-relay_port=$(rf_free_port)
+# HTTPS: one self-signed certificate (also valid for the WAN server's address); every server
+# offers HTTP/1.1-only TLS on one port and HTTP/2 by ALPN on another.
+rf_tls_certificate "$work/tls" "$RF_WAN_SERVER_IP"
+port=$(rf_free_port) tls1_port=$(rf_free_port) tls2_port=$(rf_free_port)
+RF_NGINX_TLS="$work/tls $tls1_port $tls2_port" rf_nginx_start "$work/nginx" "$port" "$work/www"
 rate_mib=${BENCH_RATE_MIB:-25}
-"$work/rf-relay" "$relay_port" "$port" "$((rate_mib << 20))" &
-relay_pid=$!
+# rf_relay_start PORT: a relay capping each TCP connection at rate_mib MiB/s in front of PORT
+# (below TLS: it relays the encrypted bytes); sets started_port to the relay's port.
+rf_relay_start() {
+    started_port=$(rf_free_port)
+    "$work/rf-relay" "$started_port" "$1" "$((rate_mib << 20))" &
+    relay_pids+=("$!")
+}
+rf_relay_start "$port"; relay_port=$started_port
+rf_relay_start "$tls1_port"; relay_tls1_port=$started_port
+rf_relay_start "$tls2_port"; relay_tls2_port=$started_port
 sleep 0.2
 
-wan_url=""
-if wants wan; then
+wan_url="" wan_tls1_url="" wan_tls2_url=""
+if wants wan || wants wan-https || wants wan-h2 || wants https; then
     rf_wan_reap_stale
     rf_wan_up "$work/wan" "$work/rf-wanem"
     # Port 8080 of our own server namespace: nothing else listens there.
-    rf_nginx_start "$work/nginx-wan" 8080 "$work/www" "$RF_WAN_SERVER_IP" "$RF_WAN_SERVER_NS"
+    RF_NGINX_TLS="$work/tls 8443 8444" \
+        rf_nginx_start "$work/nginx-wan" 8080 "$work/www" "$RF_WAN_SERVER_IP" "$RF_WAN_SERVER_NS"
     wan_url="http://$RF_WAN_SERVER_IP:8080/wan.bin"
+    wan_tls1_url="https://$RF_WAN_SERVER_IP:8443/wan.bin"
+    wan_tls2_url="https://$RF_WAN_SERVER_IP:8444/wan.bin"
     rtt=$(ip netns exec "$RF_WAN_CLIENT_NS" curl -s -o /dev/null -w '%{time_connect}' "$wan_url" -r 0-0)
     echo "bench: WAN up: $(rf_wan_describe); TCP connect took ${rtt} s" >&2
 fi
 
 OUT="$work/out" WORK="$work" SOURCE="$work/www/file.bin" \
 DIRECT_URL="http://127.0.0.1:$port/file.bin" CAPPED_URL="http://127.0.0.1:$relay_port/file.bin" \
+DIRECT_HTTPS_URL="https://127.0.0.1:$tls1_port/file.bin" DIRECT_H2_URL="https://127.0.0.1:$tls2_port/file.bin" \
+CAPPED_HTTPS_URL="https://127.0.0.1:$relay_tls1_port/file.bin" CAPPED_H2_URL="https://127.0.0.1:$relay_tls2_port/file.bin" \
+WAN_HTTPS_URL="$wan_tls1_url" WAN_H2_URL="$wan_tls2_url" TLS_CA="$work/tls/cert.pem" \
+ACCESS_LOG="$work/nginx/access.log" WAN_ACCESS_LOG="$work/nginx-wan/access.log" \
 WAN_URL="$wan_url" WAN_SOURCE="$work/www/wan.bin" WAN_NETNS="$RF_WAN_CLIENT_NS" \
 WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR="$results" \
 MANY_DIR="$(wants many && echo "$work/www/many")" MANY_URL="http://127.0.0.1:$port/many" \

@@ -5,10 +5,25 @@ rf_free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# rf_tls_certificate DIR [IP...]: a self-signed certificate for localhost, 127.0.0.1 and each IP,
+# in DIR/cert.pem (pass it to clients as their CA) and DIR/key.pem.
+rf_tls_certificate() {
+    local dir=$1 names="DNS:localhost,IP:127.0.0.1" ip
+    shift
+    for ip in "$@"; do names="$names,IP:$ip"; done
+    mkdir -p "$dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/key.pem" -out "$dir/cert.pem" -days 30 \
+        -subj "/CN=localhost" -addext "subjectAltName=$names" >/dev/null 2>&1
+}
+
 # rf_nginx_start DIR PORT DOCROOT [ADDRESS [NETNS]]: serves DOCROOT on ADDRESS:PORT (ADDRESS
 # defaults to 127.0.0.1); config, logs and pid in DIR. With NETNS, nginx runs inside that network
 # namespace (the benchmark's emulated WAN) and is checked from there.
 # /norange/ serves the same files with ranges disabled.
+# With RF_NGINX_TLS="CERTDIR H1PORT H2PORT" (a rf_tls_certificate directory), the same files are
+# also served over TLS: HTTP/1.1 only on H1PORT, and HTTP/2 offered by ALPN on H2PORT (as CDNs
+# do; HTTP/1.1 clients get HTTP/1.1 there too), with a shared TLS session cache.
+# The access log's last two fields are nginx's TCP connection number and the protocol.
 rf_nginx_start() {
     local dir=$1 port=$2 docroot=$3 address=${4:-127.0.0.1} netns=${5:-}
     local inside=()
@@ -16,6 +31,14 @@ rf_nginx_start() {
     mkdir -p "$dir/tmp"
     local user=""
     [ "$(id -u)" -eq 0 ] && user="user root;"
+    local tls="" cert_dir h1_port h2_port
+    if [ -n "${RF_NGINX_TLS:-}" ]; then
+        read -r cert_dir h1_port h2_port <<<"$RF_NGINX_TLS"
+        tls="ssl_certificate $cert_dir/cert.pem; ssl_certificate_key $cert_dir/key.pem;
+    ssl_session_cache shared:rf:10m;
+    server { listen $address:$h1_port ssl; root $docroot; }
+    server { listen $address:$h2_port ssl http2; root $docroot; }"
+    fi
     cat >"$dir/nginx.conf" <<CONF
 $user
 worker_processes 2;
@@ -23,7 +46,7 @@ pid $dir/nginx.pid;
 error_log $dir/error.log warn;
 events { worker_connections 1024; }
 http {
-    log_format ranges '\$request_method \$uri \$status \$body_bytes_sent "\$http_range"';
+    log_format ranges '\$request_method \$uri \$status \$body_bytes_sent "\$http_range" \$connection \$server_protocol';
     access_log $dir/access.log ranges;
     client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
     uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
@@ -34,6 +57,7 @@ http {
         root $docroot;
         location /norange/ { alias $docroot/; max_ranges 0; }
     }
+    $tls
 }
 CONF
     "${inside[@]}" /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf"
