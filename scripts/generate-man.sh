@@ -13,7 +13,8 @@ bin=$(swift build --show-bin-path)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 date=${RANGEFETCH_MAN_DATE:-$(git log -1 --format=%cs 2>/dev/null || date +%F)}
-"$bin/generate-manual-tool" "$bin/rangefetch" --date "$date" --output-directory "$work" >/dev/null
+tool="$bin/generate-manual-tool"; [ -x "$tool" ] || tool="$bin/generate-manual"
+"$tool" "$bin/rangefetch" --date "$date" --output-directory "$work" >/dev/null
 python3 - "$work/rangefetch.1" docs/rangefetch.1 <<'PY'
 import sys
 source, target = sys.argv[1], sys.argv[2]

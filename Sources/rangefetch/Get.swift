@@ -10,6 +10,8 @@ struct Get: AsyncParsableCommand {
         discussion: """
         Bytes go to NAME.part beside the output, with a resume journal NAME.part.rfjournal. Running the same command again after Ctrl-C, a crash or a lost connection continues where it stopped, provided the server still has the same file (same size, ETag and Last-Modified); otherwise it starts over and says so.
 
+        The real web: a signed redirect that expires midway (S3 presigned links, model hubs) is followed again from the URL you gave; a server that refuses connections (429, 503) gets fewer; a file replaced on the server while it downloads is fetched again whole (at most twice). -u and Authorization/Cookie headers go only to the URL's own host, never to a redirect target elsewhere.
+
         Examples:
           rangefetch https://example.com/big.iso          # into ./big.iso, -n auto
           rangefetch -n 16 -o /data/w.bin https://host/w  # 16 connections, this path
@@ -41,7 +43,7 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, with the server's file name. Example: -d ~/Downloads", valueName: "dir"))
     var directory: String?
 
-    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel connections: 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64. Example: -n 16", valueName: "n|auto"))
+    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"))
     var connections: String = "auto"
 
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64; in a batch, the connections shared by all files (up to 1024). Example: --max-connections 32", valueName: "n"))

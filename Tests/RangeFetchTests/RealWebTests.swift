@@ -88,6 +88,24 @@ final class RealWebTests {
         #expect(journal == nil, "the journal is removed once the file is complete")
     }
 
+    /// A site that wants credentials redirects to storage on another host with a signed URL
+    /// (GitHub release assets with a token, S3 presigned links): the user's URL gets the
+    /// credentials, the storage never does (S3 answers a request with two kinds of
+    /// authentication with 400), also when the signature expires and is renewed midway.
+    @Test(arguments: ["30", "0.4"])
+    func credentialsGoToTheUsersHostNeverToTheStorageItRedirectsTo(lifetime: String) throws {
+        let url = server.dataURL(size: Self.size, "auth=u:p&signed=\(lifetime)&redirecthost=1&rejectauth=1&rate=2000000&cut=1000000")
+        let result = try runCLI([url, "-o", target, "-n", "8", "--min-segment", "512K", "-u", "u:p",
+                                 "-H", "Cookie: session=secret", "-H", "Authorization: Basic dTpw"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try expectExactFile()
+        let log = try server.stats().log.filter { $0.method == "GET" }
+        #expect(!log.contains { $0.status == 400 || $0.status == 401 }, "\(log.map(\.status))")
+        if lifetime != "30" {
+            #expect(log.contains { $0.status == 403 }, "no signature expired: the test proves nothing")
+        }
+    }
+
     // MARK: Servers that limit connections
 
     /// A server that answers a request beyond its limit with 503 (or 429), at a fixed `-n 8`.

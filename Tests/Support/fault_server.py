@@ -104,6 +104,10 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
                       ("Signed expiry time ... must be after signed start time"); 410: "gone".
   signcount=K         only the first K redirects (per URL as requested) issue a valid signature;
                       later ones issue one that has already expired (the origin refuses us for good).
+                      With redirecthost=1 the signed URL names host "localhost" (another origin);
+                      auth= guards only the unsigned URL (a signature is its own credential).
+  rejectauth=1        a signed request (sig=) that carries Authorization or Cookie answers 400 with
+                      S3's <Code>InvalidArgument</Code> "Only one auth mechanism allowed".
   maxconcurrent=K     at most K content responses of this path+query in flight at once; a request
                       beyond that answers 503 with Retry-After: retryafter (default 1; "none" omits
                       it), as nginx's limit_conn or S3's SlowDown do.
@@ -452,7 +456,7 @@ CHOICES = {
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
     "auth", "redirecthost", "nohead", "retryafter", "wrongrange", "chunked", "norange",
     "noaccept", "encoding", "forceencoding", "disposition", "realgzip", "contentlength",
-    "etagbyconn",
+    "etagbyconn", "rejectauth",
 }
 
 
@@ -644,7 +648,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def check_auth(self, faults, head):
         """auth=USER:PASS: HTTP Basic, 401 without the right credentials."""
-        if not faults.has("auth"):
+        if not faults.has("auth") or (faults.has("signed") and faults.has("sig")):
             return False
         scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
         try:
@@ -689,9 +693,16 @@ class Handler(BaseHTTPRequestHandler):
             issued = time.time()
             if not STATE.take(self.key, "signcount", faults.number("signcount", FOREVER)):
                 issued -= lifetime + 1  # an origin that keeps refusing us
-            location = (f"http://127.0.0.1:{self.server.server_port}{urlsplit(self.path).path}"
+            host = "localhost" if faults.flag("redirecthost") else "127.0.0.1"
+            location = (f"http://{host}:{self.server.server_port}{urlsplit(self.path).path}"
                         f"?{faults.raw}&sig={issued:.3f}")
             self.simple(302, b"", [("Location", location)])
+            return True
+        if faults.flag("rejectauth") and (self.headers.get("Authorization") or self.headers.get("Cookie")):
+            self.simple(400, b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>InvalidArgument</Code>"
+                        b"<Message>Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, "
+                        b"Signature query string parameter or the Authorization header should be specified"
+                        b"</Message></Error>\n", [("Content-Type", "application/xml")])
             return True
         if time.time() - faults.number("sig") <= lifetime:
             return False

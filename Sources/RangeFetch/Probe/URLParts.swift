@@ -8,15 +8,20 @@ public struct URLParts: Sendable, Equatable {
     public var path: String
     public var user: String?
     public var password: String?
+    /// The port, the scheme's default where the URL names none.
+    public var port: Int
+
+    /// `scheme://host:port`: requests to one origin may carry the credentials given for it.
+    public var origin: String { "\(scheme)://\(host.lowercased()):\(port)" }
 
     /// Parses `text`; `nil` when libcurl cannot.
     public init?(_ text: String) {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
         guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else { return nil }
-        func part(_ which: CURLUPart) -> String? {
+        func part(_ which: CURLUPart, flags: UInt32 = 0) -> String? {
             var pointer: UnsafeMutablePointer<CChar>?
-            guard curl_url_get(handle, which, &pointer, 0) == CURLUE_OK, let pointer else { return nil }
+            guard curl_url_get(handle, which, &pointer, flags) == CURLUE_OK, let pointer else { return nil }
             defer { curl_free(pointer) }
             return String(cString: pointer)
         }
@@ -26,6 +31,7 @@ public struct URLParts: Sendable, Equatable {
         self.path = part(CURLUPART_PATH) ?? "/"
         self.user = part(CURLUPART_USER).flatMap { FileName.percentDecode($0) }
         self.password = part(CURLUPART_PASSWORD).flatMap { FileName.percentDecode($0) }
+        self.port = part(CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap { Int($0) } ?? 0
     }
 
     /// Checks that `text` is an absolute http(s) URL with a host.

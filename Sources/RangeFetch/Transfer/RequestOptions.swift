@@ -39,9 +39,15 @@ public struct RequestOptions: Sendable, Equatable {
     static let receiveBufferBytes = 64 * 1024
 
     /// Applies these options to `easy` for a request of `url`.
-    /// - Parameter extraHeaders: lines for this request only; each replaces a user line of the
-    ///   same field name (see ``headerLines(user:extra:)``).
-    func configure(_ easy: CurlEasy, url: String, extraHeaders: [String] = []) {
+    /// - Parameters:
+    ///   - extraHeaders: lines for this request only; each replaces a user line of the same field
+    ///     name (see ``headerLines(user:extra:)``).
+    ///   - userURL: the URL the user gave, when `url` is where it redirected to. A request to
+    ///     another origin (scheme, host, port) than the user's carries neither ``credentials``
+    ///     nor the user's `Authorization` and `Cookie` lines, as libcurl does when it follows a
+    ///     redirect itself: a token for the site must not reach the storage it redirects to.
+    func configure(_ easy: CurlEasy, url: String, extraHeaders: [String] = [], userURL: String? = nil) {
+        let trusted = userURL.map { Self.sameOrigin(url, $0) } ?? true
         easy.set(CURLOPT_URL, url)
         easy.set(CURLOPT_NOSIGNAL, true)
         easy.set(CURLOPT_FOLLOWLOCATION, true)
@@ -57,7 +63,7 @@ public struct RequestOptions: Sendable, Equatable {
         // 1 MiB; bigger ones measured no faster once writes are coalesced in our own buffers.
         easy.set(CURLOPT_BUFFERSIZE, RequestOptions.receiveBufferBytes)
         easy.set(CURLOPT_TCP_KEEPALIVE, true)
-        if let credentials {
+        if let credentials, trusted {
             easy.set(CURLOPT_USERPWD, credentials)
             easy.set(CURLOPT_HTTPAUTH, CCURL_AUTH_BASIC)
         }
@@ -72,7 +78,17 @@ public struct RequestOptions: Sendable, Equatable {
         // sent to an "identity" request arrives decoded). A body that does not decode as declared
         // fails with CURLE_BAD_CONTENT_ENCODING; encoded bytes never reach the file.
         easy.set(CURLOPT_ACCEPT_ENCODING, Self.defaultAcceptEncoding)
-        easy.setHeaders(Self.headerLines(user: headers, extra: extraHeaders))
+        let user = trusted ? headers : headers.filter { !Self.originBoundFields.contains(Self.fieldName($0) ?? "") }
+        easy.setHeaders(Self.headerLines(user: user, extra: extraHeaders))
+    }
+
+    /// Header fields that hold secrets for one origin.
+    static let originBoundFields: Set<String> = ["authorization", "cookie"]
+
+    /// Whether two URLs share scheme, host and port (an unparsable one shares nothing).
+    static func sameOrigin(_ a: String, _ b: String) -> Bool {
+        guard let a = URLParts(a), let b = URLParts(b) else { return false }
+        return a.origin == b.origin
     }
 
     /// What every request says in `Accept-Encoding` unless a header line replaces it.

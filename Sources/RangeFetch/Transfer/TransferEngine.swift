@@ -431,7 +431,8 @@ final class TransferEngine {
             extraHeaders.append("Accept-Encoding: identity")
         }
         transfer.limiter = limiter
-        configuration.request.configure(transfer.easy, url: transfer.url, extraHeaders: extraHeaders)
+        configuration.request.configure(transfer.easy, url: transfer.url, extraHeaders: extraHeaders,
+                                        userURL: source.userURL)
         if let requested, let lifetime = scheduler.connectionLifetimeSeconds(requestBytes: requested.count) {
             transfer.easy.set(CURLOPT_MAXLIFETIME_CONN, lifetime)
         }
