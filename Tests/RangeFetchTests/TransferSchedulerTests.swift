@@ -122,9 +122,12 @@ struct TransferSchedulerTests {
         #expect(policy.target == 3)
         for _ in 0..<10 { policy.pushback() }
         #expect(policy.target == 1)
+        // A fixed count is a maximum: a server that refuses is asked for fewer, one per push.
         var fixed = ConnectionPolicy.fixed(8)
         fixed.pushback()
-        #expect(fixed.target == 8)
+        #expect(fixed.target == 7)
+        for _ in 0..<10 { fixed.pushback() }
+        #expect(fixed.target == 1)
     }
 
     @Test func fixedCountNeverChanges() {

@@ -119,14 +119,18 @@ private struct Sweep {
             multi.add(connection.easy)
         }
         var failure: DownloadError?
+        var tcpConnections = 0
+        var httpVersion: String?
         while !active.isEmpty && failure == nil {
             if cancellation.isCancelled { failure = .cancelled(); break }
             let now = MonotonicTime.now()
             if now >= deadline { break }
             multi.perform()
+            tcpConnections = max(tcpConnections, multi.openConnections)
             for (handle, result) in multi.completedTransfers() {
                 guard let index = active.firstIndex(where: { $0.easy.handle == handle }) else { continue }
                 let connection = active[index]
+                httpVersion = httpVersion ?? connection.easy.httpVersion
                 multi.remove(connection.easy)
                 if let error = connection.failure {
                     failure = error
@@ -164,7 +168,9 @@ private struct Sweep {
             timeToFirstByteSeconds: median(all.compactMap(\.timeToFirstByteSeconds)),
             connectSeconds: median(all.compactMap(\.connectSeconds)),
             cpuSeconds: cpu,
-            retries: all.reduce(0) { $0 + $1.retries })
+            retries: all.reduce(0) { $0 + $1.retries },
+            tcpConnections: tcpConnections,
+            httpVersion: httpVersion ?? active.lazy.compactMap(\.easy.httpVersion).first)
     }
 
     /// User plus system CPU seconds of this process so far (`getrusage(RUSAGE_SELF)`).

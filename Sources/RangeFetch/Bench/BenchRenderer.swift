@@ -16,6 +16,8 @@ public enum BenchRenderer {
         object.add("connect_seconds", step.connectSeconds, places: 6)
         object.add("cpu_seconds_per_gib", step.cpuSecondsPerGiB, places: 3)
         object.add("retries", step.retries)
+        object.add("tcp_connections", step.tcpConnections)
+        object.add("protocol", step.httpVersion)
         object.add("bytes", step.medianBytes)
         object.add("seconds", step.medianSeconds, places: 3)
         return object.text
@@ -32,6 +34,7 @@ public enum BenchRenderer {
         object.add("one_stream", report.oneStreamReason != nil)
         object.add("note", report.oneStreamReason)
         object.add("steps", report.steps.count)
+        object.add("protocol", report.steps.lazy.compactMap(\.httpVersion).first)
         object.add("recommended_connections", verdict.recommendedConnections)
         object.add("best_connections", verdict.best.connections)
         object.add("best_bytes_per_second", verdict.best.bytesPerSecond, places: 0)
@@ -63,12 +66,13 @@ public enum BenchRenderer {
         let all = report.steps + (report.nullSinkAtKnee.map { [$0] } ?? [])
         let (unitName, unitBytes) = unit(for: all.map(\.medianBytesPerSecond).max() ?? 0)
         let number = { (rate: Double) in formatDecimal(rate / unitBytes, places: 1) }
-        let header = ["conns", "\(unitName)/s", "±", "slowest", "fastest", "TTFB ms", "setup ms", "CPU s/GiB", "retries"]
+        let header = ["conns", "TCP", "\(unitName)/s", "±", "slowest", "fastest", "TTFB ms", "setup ms", "CPU s/GiB", "retries"]
         var rows: [[String]] = []
         let steps = report.steps.map { ($0, "") } + (report.nullSinkAtKnee.map { [($0, " null")] } ?? [])
         for (step, label) in steps {
             let spread = (step.maximumBytesPerSecond - step.minimumBytesPerSecond) / 2
-            rows.append(["\(step.connections)\(label)", number(step.medianBytesPerSecond), step.samples.count > 1 ? number(spread) : "-",
+            rows.append(["\(step.connections)\(label)", step.tcpConnections > 0 ? String(step.tcpConnections) : "-",
+                         number(step.medianBytesPerSecond), step.samples.count > 1 ? number(spread) : "-",
                          number(step.slowestConnectionBytesPerSecond), number(step.fastestConnectionBytesPerSecond),
                          formatDecimal(step.timeToFirstByteSeconds * 1000, places: 1), formatDecimal(step.connectSeconds * 1000, places: 1),
                          formatDecimal(step.cpuSecondsPerGiB, places: 2), String(step.retries)])
@@ -79,7 +83,9 @@ public enum BenchRenderer {
                 .joined(separator: "  ")
         }
         let runs = report.steps.first?.samples.count ?? 0
-        let caption = "\(unitName)/s: median of \(runs) run\(runs == 1 ? "" : "s")\(runs > 1 ? " (± half the spread)" : ""); slowest/fastest: one connection"
+        let over = report.steps.lazy.compactMap(\.httpVersion).first.map { ", responses over \($0)" } ?? ""
+        let caption = "\(unitName)/s: median of \(runs) run\(runs == 1 ? "" : "s")\(runs > 1 ? " (± half the spread)" : ""); slowest/fastest: one connection\n"
+            + "TCP: most TCP connections open at once\(over)"
         return ([caption, line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
     }
 

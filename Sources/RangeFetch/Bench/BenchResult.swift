@@ -15,9 +15,15 @@ public struct BenchSample: Sendable, Equatable {
     public var cpuSeconds: Double
     /// Requests retried after a transport failure.
     public var retries: Int
+    /// The most TCP connections open at once during the run: one per range, also over HTTP/2
+    /// (0 when not observed).
+    public var tcpConnections: Int
+    /// The HTTP version the responses came in (`h1.1`, `h2`), when known.
+    public var httpVersion: String?
 
     public init(connections: Int, bytes: Int64, seconds: Double, connectionBytesPerSecond: [Double],
-                timeToFirstByteSeconds: Double, connectSeconds: Double, cpuSeconds: Double, retries: Int) {
+                timeToFirstByteSeconds: Double, connectSeconds: Double, cpuSeconds: Double, retries: Int,
+                tcpConnections: Int = 0, httpVersion: String? = nil) {
         self.connections = connections
         self.bytes = bytes
         self.seconds = seconds
@@ -26,6 +32,8 @@ public struct BenchSample: Sendable, Equatable {
         self.connectSeconds = connectSeconds
         self.cpuSeconds = cpuSeconds
         self.retries = retries
+        self.tcpConnections = tcpConnections
+        self.httpVersion = httpVersion
     }
 
     /// Aggregate throughput, bytes per second.
@@ -66,6 +74,10 @@ public struct BenchStep: Sendable, Equatable {
         return seconds > 0 ? samples.reduce(0) { $0 + $1.cpuSeconds } / seconds : 0
     }
     public var retries: Int { samples.reduce(0) { $0 + $1.retries } }
+    /// The most TCP connections any run had open at once.
+    public var tcpConnections: Int { samples.map(\.tcpConnections).max() ?? 0 }
+    /// The HTTP version of the step's responses, when known.
+    public var httpVersion: String? { samples.lazy.compactMap(\.httpVersion).first }
 }
 
 /// The middle value (the mean of the two middle values for an even count); 0 when empty.
