@@ -49,7 +49,7 @@ final class BatchReporter: Sendable {
     }
 
     func begin(urls: [String]) {
-        state.withLock { $0.urls = urls }
+        state.withLock { $0.urls = urls.map(Redaction.url) } // shown and printed: no secrets
     }
 
     func handle(_ event: BatchEvent) {

@@ -142,14 +142,14 @@ struct Get: AsyncParsableCommand {
             } catch {
                 throw DownloadError(usageMessage: "\(error)")
             }
-            reporter.finish(summary)
             if let name = printDigest, let algorithm = DigestAlgorithm(name: name) {
                 var digest = summary.verified.first(where: { $0.algorithm == algorithm })
                 if digest == nil {
                     digest = try await Downloader.digests(ofFileAt: summary.path, algorithms: [algorithm]).first
                 }
-                if let digest { print("\(digest.hex)  \(summary.path)") }
+                if let digest { reporter.printDigest(digest, path: summary.path) }
             }
+            reporter.finish(summary)
     }
 
     func makeOptions() throws(DownloadError) -> DownloadOptions {

@@ -61,6 +61,12 @@ final class Reporter: Sendable {
         }
     }
 
+    /// `--print-digest`: a `sha256sum` line, or with `--json` a `digest` event (the stream
+    /// stays JSON lines, and `finish` stays last).
+    func printDigest(_ digest: DigestValue, path: String) {
+        if style == .json { printLine(ProgressRenderer.json(digest: digest, path: path)) } else { print("\(digest.hex)  \(path)") }
+    }
+
     func finish(_ summary: DownloadSummary) {
         switch style {
         case .json: printLine(ProgressRenderer.json(.finished(summary)))

@@ -94,4 +94,18 @@ struct SourceTests {
         #expect(first && !second)
         #expect(source.ifRangeValidator == "Mon, 01 Jan 2024 00:00:00 GMT")
     }
+
+    /// Credentials go only to the user's origin: scheme, host (any case) and port, the
+    /// scheme's default port included.
+    @Test(arguments: [
+        ("https://hub.example/f", "https://HUB.example:443/g", true),
+        ("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b?sig=1", true),
+        ("https://hub.example/f", "https://cdn.example/f", false),
+        ("https://hub.example/f", "http://hub.example/f", false),
+        ("http://127.0.0.1:8080/a", "http://127.0.0.1:8081/a", false),
+        ("http://127.0.0.1/a", "http://localhost/a", false),
+    ])
+    func requestsShareAnOriginOnlyWithTheSameSchemeHostAndPort(user: String, target: String, same: Bool) {
+        #expect(RequestOptions.sameOrigin(user, target) == same)
+    }
 }

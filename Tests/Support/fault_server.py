@@ -106,6 +106,7 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
                       later ones issue one that has already expired (the origin refuses us for good).
                       With redirecthost=1 the signed URL names host "localhost" (another origin);
                       auth= guards only the unsigned URL (a signature is its own credential).
+  authb64=B64         as auth=, given as base64("USER:PASS"), so the URL does not show the password.
   rejectauth=1        a signed request (sig=) that carries Authorization or Cookie answers 400 with
                       S3's <Code>InvalidArgument</Code> "Only one auth mechanism allowed".
   maxconcurrent=K     at most K content responses of this path+query in flight at once; a request
@@ -456,7 +457,7 @@ CHOICES = {
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
     "auth", "redirecthost", "nohead", "retryafter", "wrongrange", "chunked", "norange",
     "noaccept", "encoding", "forceencoding", "disposition", "realgzip", "contentlength",
-    "etagbyconn", "rejectauth",
+    "etagbyconn", "rejectauth", "authb64",
 }
 
 
@@ -647,7 +648,14 @@ class Handler(BaseHTTPRequestHandler):
     # -- faults that replace the answer ---------------------------------------------------------
 
     def check_auth(self, faults, head):
-        """auth=USER:PASS: HTTP Basic, 401 without the right credentials."""
+        """auth=USER:PASS (or authb64=, base64 of it: a URL that must not show the password):
+        HTTP Basic, 401 without the right credentials."""
+        if faults.has("authb64") and not (faults.has("signed") and faults.has("sig")):
+            scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+            if scheme.lower() == "basic" and token.strip() == faults.text("authb64"):
+                return False
+            self.simple(401, b"authentication required\n", [("WWW-Authenticate", 'Basic realm="rangefetch-test"')])
+            return True
         if not faults.has("auth") or (faults.has("signed") and faults.has("sig")):
             return False
         scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")

@@ -41,12 +41,13 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
     let code: Code
     /// The server's `Retry-After`, when it sent one with this failure.
     var retryAfterSeconds: Double?
-    /// One line describing what failed, naming the URL, path, status or errno involved.
+    /// One line describing what failed, naming the URL, path, status or errno involved. URLs in
+    /// it are redacted (``Redaction``): no password or signature.
     public let message: String
 
     init(_ code: Code, _ message: String) {
         self.code = code
-        self.message = message
+        self.message = Redaction.text(message)
     }
 
     /// The broad class of this failure.

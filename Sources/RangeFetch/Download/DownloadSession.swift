@@ -43,7 +43,10 @@ final class DownloadSession {
         self.cancellation = cancellation
         self.multi = multi
         self.sharing = sharing
-        self.emit = emit
+        // Warnings name URLs: never with a password or signature in them.
+        self.emit = { event in
+            if case .warning(let message) = event { emit(.warning(Redaction.text(message))) } else { emit(event) }
+        }
     }
 
     /// A file that changes on the server while it downloads is fetched again, whole, as its new
@@ -157,7 +160,7 @@ final class DownloadSession {
             switch store.load() {
             case .record(let record) where record.matches(remote) && partialSize == size:
                 return record.segments
-            case .record(let record) where record.url != remote.url:
+            case .record(let record) where record.url != Redaction.url(remote.url):
                 reason = "\(file.path) belongs to a download of \(record.url), not \(remote.url)"
             case .record(let record) where !record.matches(remote) && restarting:
                 break

@@ -5,7 +5,8 @@ public struct JournalRecord: Sendable, Equatable, Codable {
     public static let currentVersion = 1
 
     public var version: Int = JournalRecord.currentVersion
-    /// The URL the user asked for (the identity of the download).
+    /// The URL the user asked for (the identity of the download), redacted: no password or
+    /// signature reaches the disk (``Redaction``).
     public var url: String
     /// Kept for the format's sake and always equal to ``url``: a resolved URL may carry a
     /// signature that expires (a resume re-resolves from ``url``) or a secret.
@@ -17,8 +18,8 @@ public struct JournalRecord: Sendable, Equatable, Codable {
     public var segments: [SegmentState]
 
     public init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
-        url = remote.url
-        finalURL = remote.url
+        url = Redaction.url(remote.url)
+        finalURL = url
         self.size = size
         etag = remote.etag
         lastModified = remote.lastModified
@@ -30,6 +31,6 @@ public struct JournalRecord: Sendable, Equatable, Codable {
 
     /// Whether `remote` is the same file, in the same version, this record describes.
     public func matches(_ remote: RemoteFile) -> Bool {
-        remote.url == url && remote.size == size && remote.etag == etag && remote.lastModified == lastModified
+        Redaction.url(remote.url) == url && remote.size == size && remote.etag == etag && remote.lastModified == lastModified
     }
 }

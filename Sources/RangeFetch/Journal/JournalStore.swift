@@ -41,7 +41,7 @@ struct JournalStore: Sendable {
         let bytes = JournalCodec.encode(record)
         let temporary = temporaryPath
         let descriptor = try SystemCall.check("open", path: temporary) {
-            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         }
         defer { close(descriptor) }
         var done = 0

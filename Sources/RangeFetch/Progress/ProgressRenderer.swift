@@ -101,7 +101,7 @@ public enum ProgressRenderer {
     public static func json(_ event: DownloadEvent, index: Int, url: String, path: String?) -> String {
         var object = jsonObject(event)
         object.add("index", index)
-        object.add("url", url, unlessPresent: true)
+        object.add("url", Redaction.url(url), unlessPresent: true)
         if let path { object.add("path", path, unlessPresent: true) }
         return object.text
     }
@@ -111,8 +111,8 @@ public enum ProgressRenderer {
         switch event {
         case .probed(let remote):
             object.add("event", "probed")
-            object.add("url", remote.url)
-            object.add("final_url", remote.finalURL)
+            object.add("url", Redaction.url(remote.url))
+            object.add("final_url", Redaction.url(remote.finalURL))
             object.add("size", remote.size)
             object.add("accepts_ranges", remote.acceptsRanges)
             object.add("etag", remote.etag)
@@ -204,6 +204,18 @@ public enum ProgressRenderer {
 
 /// A flat JSON object built field by field, with correct string escaping. Every object starts
 /// with `"version":` ``schemaVersion`` (see docs/events.schema.json).
+extension ProgressRenderer {
+    /// The `digest` JSON event: a file's digest printed on request (`--print-digest`), not a check.
+    public static func json(digest: DigestValue, path: String) -> String {
+        var object = JSONObject()
+        object.add("event", "digest")
+        object.add("algorithm", digest.algorithm.rawValue)
+        object.add("digest", digest.hex)
+        object.add("path", path)
+        return object.text
+    }
+}
+
 struct JSONObject {
     /// The version of the event format; it changes only when a field changes meaning or goes away
     /// (new events and fields may appear without a change).

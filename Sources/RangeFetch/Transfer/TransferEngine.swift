@@ -462,7 +462,9 @@ final class TransferEngine {
         report(.requestEnded(RequestEnd(
             range: transfer.requested, status: transfer.head.status, bytes: transfer.bytesReceived,
             seconds: MonotonicTime.now() - transfer.startedAt, retry: segment.triesWithoutProgress,
-            failure: transfer.failure?.error.message ?? (result == CURLE_OK ? nil : result.explanation),
+            // A stolen tail is ended by us (the write callback takes no more): not a failure.
+            failure: transfer.failure?.error.message
+                ?? (result == CURLE_OK || transfer.stoppedAtSegmentEnd ? nil : result.explanation),
             httpVersion: transfer.httpVersion ?? (transfer.head.status != 0 ? transfer.easy.httpVersion : nil))))
         if let version = transfer.httpVersion { httpVersion = version }
         // Bytes queued for writing count as progress: their writes land a moment later.

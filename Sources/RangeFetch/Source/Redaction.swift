@@ -1,0 +1,66 @@
+/// Keeps secrets out of what rangefetch writes or shows: a URL's password (`user:pass@host`) and
+/// the values of query parameters that sign or authorise a request (S3, GCS and Azure
+/// signatures, security tokens, access tokens). Journals, events, warnings and error messages
+/// carry URLs only through here; requests use the real ones.
+public enum Redaction {
+    /// What stands in for a secret.
+    public static let mask = "REDACTED"
+
+    /// Query parameters whose values are secrets (compared without case).
+    static let secretParameters: Set<String> = [
+        "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+        "x-goog-signature", "x-goog-credential", "signature", "sig",
+        "token", "access_token", "x-access-token", "api_key", "apikey",
+    ]
+
+    /// `url` with its password and secret query values replaced by ``mask``.
+    public static func url(_ url: String) -> String {
+        var text = Substring(url)
+        return String(scrubURL(&text))
+    }
+
+    /// `text` with every URL in it (`scheme://...`, up to a space, quote or bracket) redacted
+    /// as ``url(_:)`` does.
+    public static func text(_ text: String) -> String {
+        guard text.contains("://") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let marker = rest.firstRange(of: "://") {
+            // Back up over the scheme's letters.
+            var start = marker.lowerBound
+            while start > rest.startIndex, let c = rest[rest.index(before: start)].asciiValue,
+                  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c == 43 || c == 45 || c == 46 {
+                start = rest.index(before: start)
+            }
+            out += rest[..<start]
+            let end = rest[marker.upperBound...].firstIndex(where: { $0 == " " || $0 == "\"" || $0 == "'" || $0 == "\n"
+                || $0 == "<" || $0 == ">" || $0 == ")" || $0 == "," }) ?? rest.endIndex
+            var candidate = rest[start..<end]
+            out += scrubURL(&candidate)
+            rest = rest[end...]
+        }
+        return out + rest
+    }
+
+    private static func scrubURL(_ url: inout Substring) -> String {
+        guard let schemeEnd = url.firstRange(of: "://") else { return String(url) }
+        let afterScheme = schemeEnd.upperBound
+        let authorityEnd = url[afterScheme...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
+        var authority = String(url[afterScheme..<authorityEnd])
+        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+            authority = String(authority[..<colon]) + ":" + mask + String(authority[at...])
+        }
+        var tail = String(url[authorityEnd...])
+        if let question = tail.firstIndex(of: "?") {
+            let fragmentStart = tail[question...].firstIndex(of: "#") ?? tail.endIndex
+            let query = tail[tail.index(after: question)..<fragmentStart]
+            let redacted = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+                guard let equals = pair.firstIndex(of: "="),
+                      secretParameters.contains(pair[..<equals].lowercased()) else { return String(pair) }
+                return String(pair[...equals]) + mask
+            }.joined(separator: "&")
+            tail = String(tail[...question]) + redacted + String(tail[fragmentStart...])
+        }
+        return String(url[..<afterScheme]) + authority + tail
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// Secrets in URLs (a password, a signature) never reach the journal, events or messages.
+struct RedactionTests {
+    @Test(arguments: [
+        ("http://u:pass@host/f.bin", "http://u:REDACTED@host/f.bin"),
+        ("https://u@host/f", "https://u@host/f"),
+        ("https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abc#x",
+         "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED#x"),
+        ("https://a.blob.core.windows.net/c/f?sv=2020&se=2026&sig=abc%3D", "https://a.blob.core.windows.net/c/f?sv=2020&se=2026&sig=REDACTED"),
+        ("https://hub.example/f?download=true", "https://hub.example/f?download=true"),
+    ])
+    func aURLKeepsEverythingButItsSecrets(url: String, shown: String) {
+        #expect(Redaction.url(url) == shown)
+    }
+
+    @Test func everyURLInAMessageIsRedacted() {
+        let message = "http://a:b@h1/x: redirect to https://h2/y?token=t1 failed (HTTP 403, \"https://c:d@h3/\")"
+        #expect(Redaction.text(message) == "http://a:REDACTED@h1/x: redirect to https://h2/y?token=REDACTED failed (HTTP 403, \"https://c:REDACTED@h3/\")")
+        #expect(Redaction.text("no url here: 3 of 4") == "no url here: 3 of 4")
+        #expect(DownloadError(.httpStatus(404), "http://u:pw@h/f: HTTP 404").message == "http://u:REDACTED@h/f: HTTP 404")
+    }
+}
+
+/// The same against the CLI: a download with the password in the URL, killed midway and resumed.
+@Suite(.serialized)
+final class CredentialsOnDiskTests {
+    let server: FaultServer
+    let out: TemporaryDirectory
+
+    init() throws {
+        server = try FaultServer()
+        out = try TemporaryDirectory("rf-secrets")
+    }
+
+    deinit { server.stop() }
+
+    @Test func aPasswordInTheURLNeverReachesTheJournalTheEventsOrTheMessages() throws {
+        let size: Int64 = 16 << 20
+        let plain = server.dataURL(size: size, "authb64=dTpzM2NyZXRwdzEy&rate=2000000")
+        let url = plain.replacingOccurrences(of: "http://", with: "http://u:s3cretpw12@")
+        let target = out.file("secret.bin")
+        let arguments = [url, "-o", target, "-n", "4", "--min-segment", "1M", "-v"]
+        let run = try RunningCLI(arguments)
+        #expect(run.waitUntilReceived(4 << 20), "never got 4 MiB")
+        run.send(SIGKILL)
+        _ = try run.wait()
+        let journalPath = target + ".part.rfjournal"
+        let journal = try Data(contentsOf: URL(fileURLWithPath: journalPath))
+        #expect(!String(decoding: journal, as: UTF8.self).contains("s3cretpw"), "the journal holds the password")
+        let mode = try FileManager.default.attributesOfItem(atPath: journalPath)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "journal mode \(String(mode ?? 0, radix: 8))")
+        let events = run.outputLines.joined(separator: "\n")
+        #expect(events.contains("u:REDACTED@"), "\(events.prefix(600))")
+        #expect(!events.contains("s3cretpw"))
+        // The resume matches the redacted journal and finishes the same file.
+        let resumed = try runCLI(["--json", "-v"] + arguments)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("\"resumed_bytes\":") && !resumed.stdout.contains("\"resumed_bytes\":0,"), "\(resumed.stdout.prefix(800))")
+        #expect(!(resumed.stdout + resumed.stderr).contains("s3cretpw"))
+        try server.expectFile(target, size: size, version: 0, sourceLocation: #_sourceLocation)
+        // An error names the URL without its password.
+        let missing = try runCLI([url.replacingOccurrences(of: "/data/", with: "/nothing/"), "-o", out.file("x.bin")])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("u:REDACTED@") && !missing.stderr.contains("s3cretpw"), "\(missing.stderr)")
+    }
+}
