@@ -18,3 +18,11 @@ int cfs_open_direct_write(const char *path) {
 int cfs_limit_malloc_arenas(int count) {
     return mallopt(M_ARENA_MAX, count);
 }
+
+int cfs_punch_hole(int fd, off_t offset, off_t length) {
+    return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length);
+}
+
+int cfs_open_anonymous(const char *directory) {
+    return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}

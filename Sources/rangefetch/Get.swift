@@ -37,8 +37,11 @@ struct Get: AsyncParsableCommand {
     @Flag(name: .customLong("fail-fast"), help: "In a batch, stop every file at the first failure (by default the others finish).")
     var failFast = false
 
-    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this path. Example: -o /tmp/file.iso", valueName: "path"))
+    @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this path. A symbolic link is followed (the file it names gets the bytes). '-' means standard output, and a pipe, FIFO or device (/dev/null) is written into: ranges still arrive in parallel and go out in order, through a spool of at most --stream-window in $TMPDIR (else /var/tmp); a slow reader slows the download. A stream keeps no journal and cannot be resumed, and a --checksum is checked after the last byte, when the reader already has every byte (exit 5 on a mismatch). Example: -o /tmp/file.iso, or -o - | tar x", valueName: "path"))
     var output: String?
+
+    @Option(name: .customLong("stream-window"), help: ArgumentHelp("With -o - or a pipe or device: how far ahead of the reader ranges may arrive (K/M/G, at least 1M; default 64M). Example: --stream-window 256M", valueName: "size"))
+    var streamWindow: String?
 
     @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, with the server's file name. Example: -d ~/Downloads", valueName: "dir"))
     var directory: String?
@@ -55,7 +58,7 @@ struct Get: AsyncParsableCommand {
     @Flag(name: .customLong("keep-connections"), help: "Let each connection serve ranges for as long as it lasts. By default, once the path has lost packets and if round trips are short (up to about 60 ms), a connection that has served 2 s or more is replaced at its next range: with losses a fresh connection's slow start outruns the small window an old one settles at.")
     var keepConnections = false
 
-    @Flag(name: .customLong("json"), help: "Print one JSON object per line on stdout: probed, start, progress (≤4/s), retry, warning, verified, finish or error.")
+    @Flag(name: .customLong("json"), help: "Print one JSON object per line on stdout (on stderr with -o -): probed, start, progress (≤4/s), retry, warning, verified, finish or error.")
     var json = false
 
     @Flag(name: [.short, .customLong("quiet")], help: "No progress bar or summary; errors still go to stderr.")
@@ -103,6 +106,11 @@ struct Get: AsyncParsableCommand {
                 throw ValidationError("--max-connections must be between 1 and 64 (got \(maxConnections))")
             }
         }
+        if let streamWindow {
+            guard let bytes = ByteCount.parse(streamWindow), bytes >= DownloadOptions.smallestStreamWindowBytes else {
+                throw ValidationError("--stream-window must be a size of at least 1M, like 64M (got '\(streamWindow)')")
+            }
+        }
         if let minimumSegment {
             guard let bytes = ByteCount.parse(minimumSegment), bytes >= DownloadOptions.smallestSegmentBytes else {
                 throw ValidationError("--min-segment must be a size of at least 16K, like 1M (got '\(minimumSegment)')")
@@ -116,7 +124,7 @@ struct Get: AsyncParsableCommand {
 
     func run() async throws {
         if isBatch { return try await runBatch() }
-        let reporter = Reporter(json: json, quiet: quiet, verbose: verbose)
+        let reporter = Reporter(json: json, quiet: quiet, verbose: verbose, dataOnStandardOutput: output == "-")
         do {
             try await download(reporter: reporter)
         } catch {
@@ -143,8 +151,8 @@ struct Get: AsyncParsableCommand {
                 throw DownloadError(usageMessage: "\(error)")
             }
             if let name = printDigest, let algorithm = DigestAlgorithm(name: name) {
-                var digest = summary.verified.first(where: { $0.algorithm == algorithm })
-                if digest == nil {
+                var digest = (summary.verified + summary.digests).first(where: { $0.algorithm == algorithm })
+                if digest == nil, !summary.streamed {
                     digest = try await Downloader.digests(ofFileAt: summary.path, algorithms: [algorithm]).first
                 }
                 if let digest { reporter.printDigest(digest, path: summary.path) }
@@ -154,7 +162,9 @@ struct Get: AsyncParsableCommand {
 
     func makeOptions() throws(DownloadError) -> DownloadOptions {
         var options = DownloadOptions()
-        if let output {
+        if output == "-" {
+            options.destination = .standardOutput
+        } else if let output {
             options.destination = .file(output)
         } else if let directory {
             options.destination = .directory(directory)
@@ -166,6 +176,8 @@ struct Get: AsyncParsableCommand {
             options.minimumSplitBytes = bytes
         }
         if !isBatch { options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName) }
+        if let name = printDigest, let algorithm = DigestAlgorithm(name: name) { options.streamDigests = [algorithm] }
+        if let bytes = streamWindow.flatMap(ByteCount.parse) { options.streamWindowBytes = bytes }
         options.resume = restart ? .restart : .resume
         options.existingFile = overwrite ? .overwrite : (continueExisting ? .continueFrom : .refuse)
         options.journal = !noJournal
@@ -182,7 +194,7 @@ struct Get: AsyncParsableCommand {
 
     /// The name a checksum file's entry should have: the output's, else the URL's last segment.
     private var expectedFileName: String {
-        if let output { return output.split(separator: "/").last.map(String.init) ?? output }
+        if let output, output != "-" { return output.split(separator: "/").last.map(String.init) ?? output }
         let path = URLParts(urls.first ?? "")?.path ?? ""
         return FileName.sanitize(FileName.fromURLPath(path) ?? FileName.fallback)
     }

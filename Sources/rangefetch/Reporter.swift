@@ -26,11 +26,15 @@ final class Reporter: Sendable {
 
     let style: Style
     let verbose: Bool
+    /// Where JSON lines and `--print-digest` go: stdout, or stderr when the download itself is
+    /// written to stdout (`-o -`).
+    private let reports: Int32
     private let lastBarLength = Mutex(0)
 
-    init(json: Bool, quiet: Bool, verbose: Bool = false) {
+    init(json: Bool, quiet: Bool, verbose: Bool = false, dataOnStandardOutput: Bool = false) {
         self.verbose = verbose
         style = Style(json: json, quiet: quiet)
+        reports = dataOnStandardOutput ? STDERR_FILENO : STDOUT_FILENO
     }
 
     func handle(_ event: DownloadEvent) {
@@ -64,14 +68,17 @@ final class Reporter: Sendable {
     /// `--print-digest`: a `sha256sum` line, or with `--json` a `digest` event (the stream
     /// stays JSON lines, and `finish` stays last).
     func printDigest(_ digest: DigestValue, path: String) {
-        if style == .json { printLine(ProgressRenderer.json(digest: digest, path: path)) } else { print("\(digest.hex)  \(path)") }
+        printLine(style == .json ? ProgressRenderer.json(digest: digest, path: path) : "\(digest.hex)  \(path == "standard output" ? "-" : path)")
     }
 
     func finish(_ summary: DownloadSummary) {
         switch style {
         case .json: printLine(ProgressRenderer.json(.finished(summary)))
         case .bar:
-            if summary.alreadyComplete {
+            if summary.streamed {
+                let speed = ByteCount.format(Int64(summary.bytesPerSecond))
+                note("sent \(ByteCount.format(summary.bytes)) to \(summary.path) in \(formatDecimal(summary.elapsedSeconds, places: 2)) s (\(speed)/s)")
+            } else if summary.alreadyComplete {
                 note("\(summary.path) is already complete (\(ByteCount.format(summary.bytes)))")
             } else {
                 let speed = ByteCount.format(Int64(summary.bytesPerSecond))
@@ -112,7 +119,7 @@ final class Reporter: Sendable {
     }
 
     private func printLine(_ text: String) {
-        writeOut(text + "\n", to: STDOUT_FILENO)
+        writeOut(text + "\n", to: reports)
     }
 
     private func writeError(_ text: String) {

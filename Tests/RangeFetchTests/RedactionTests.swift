@@ -52,6 +52,8 @@ final class CredentialsOnDiskTests {
         #expect(!String(decoding: journal, as: UTF8.self).contains("s3cretpw"), "the journal holds the password")
         let mode = try FileManager.default.attributesOfItem(atPath: journalPath)[.posixPermissions] as? Int
         #expect(mode == 0o600, "journal mode \(String(mode ?? 0, radix: 8))")
+        let partMode = try FileManager.default.attributesOfItem(atPath: target + ".part")[.posixPermissions] as? Int
+        #expect(partMode == 0o600, "partial file mode \(String(partMode ?? 0, radix: 8))")
         let events = run.outputLines.joined(separator: "\n")
         #expect(events.contains("u:REDACTED@"), "\(events.prefix(600))")
         #expect(!events.contains("s3cretpw"))
@@ -61,6 +63,9 @@ final class CredentialsOnDiskTests {
         #expect(resumed.stdout.contains("\"resumed_bytes\":") && !resumed.stdout.contains("\"resumed_bytes\":0,"), "\(resumed.stdout.prefix(800))")
         #expect(!(resumed.stdout + resumed.stderr).contains("s3cretpw"))
         try server.expectFile(target, size: size, version: 0, sourceLocation: #_sourceLocation)
+        // The complete file has the mode of any new file (the secret was the URL, not the bytes).
+        let finalMode = try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int
+        #expect(finalMode == 0o666 & ~Int(FileSystem.umask), "final mode \(String(finalMode ?? 0, radix: 8))")
         // An error names the URL without its password.
         let missing = try runCLI([url.replacingOccurrences(of: "/data/", with: "/nothing/"), "-o", out.file("x.bin")])
         #expect(missing.status != 0)

@@ -137,6 +137,22 @@ struct TransferSchedulerTests {
         #expect(outcome.peakActive <= 3)
     }
 
+    /// A stream's window: pieces at or beyond the start limit wait, however many connections
+    /// are free, and the free connections help the busy piece below it instead.
+    @Test func piecesBeyondTheStartLimitWaitAndFreeConnectionsHelpBelowIt() {
+        var scheduler = Self.scheduler(.fixed(4), minimumSplitBytes: 128 << 10)
+        let piece = Self.mebibyte
+        let busy = SchedulerSegment(id: 0, outstanding: ByteRange(0, piece),
+                                    transfer: SchedulerTransfer(id: 0, startedAt: 0, receivedBytes: 0))
+        let waiting = (1..<8).map { SchedulerSegment(id: $0, outstanding: ByteRange(Int64($0) * piece, Int64($0 + 1) * piece)) }
+        let actions = scheduler.decide(now: 0, segments: [busy] + waiting, receivedBytes: 0, startLimit: 2 * piece)
+        #expect(actions.contains(.start(segment: 1)))
+        for segment in 2..<8 { #expect(!actions.contains(.start(segment: segment)), "piece \(segment) started beyond the limit") }
+        #expect(actions.contains { if case .split(0, _) = $0 { true } else { false } }, "\(actions)")
+        let unlimited = Self.scheduler(.fixed(4)).decideOnce(segments: [busy] + waiting)
+        #expect(unlimited.filter { if case .start = $0 { true } else { false } }.count == 3)
+    }
+
     // MARK: Slow tails (trickling and stalled connections)
 
     /// Runs the same file clean and with `override`, and checks the hostile run takes at most
@@ -301,5 +317,13 @@ struct TransferSchedulerTests {
             let answer = policy.shouldCheckpoint(now: now, receivedBytes: bytes)
             #expect(answer == due, "at \(now) s with \(bytes) bytes")
         }
+    }
+}
+
+extension TransferScheduler {
+    /// One decision at time 0 with nothing received, for table tests.
+    func decideOnce(segments: [SchedulerSegment]) -> [SchedulerAction] {
+        var copy = self
+        return copy.decide(now: 0, segments: segments, receivedBytes: 0)
     }
 }

@@ -21,4 +21,12 @@ int cfs_open_direct_write(const char *path);
 /// success, 0 on error.
 int cfs_limit_malloc_arenas(int count);
 
+/// fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length): frees the blocks of
+/// a range already consumed (a stream's spool). Returns 0 or -1 with errno set.
+int cfs_punch_hole(int fd, off_t offset, off_t length);
+
+/// open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600): a file with no name, gone when closed.
+/// Returns -1 with errno set where the file system cannot (EOPNOTSUPP, EISDIR on old kernels).
+int cfs_open_anonymous(const char *directory);
+
 #endif

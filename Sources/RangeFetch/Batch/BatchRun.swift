@@ -119,6 +119,7 @@ final class BatchRun: Sendable {
         let directory = switch destination {
         case .file(let path): FileSystem.directoryName(of: path)
         case .directory(let directory): directory
+        case .standardOutput: "."
         }
         FileSystem.createDirectories(directory)
         try OutputPaths.checkDestination(destination)

@@ -6,6 +6,9 @@ public struct DownloadOptions: Sendable {
         case file(String)
         /// This directory, with the name the server suggests.
         case directory(String)
+        /// This process's standard output, in order (``streamWindowBytes``): no partial file,
+        /// no journal, so no resume.
+        case standardOutput
     }
 
     /// What to do with a partial download left by an earlier run.
@@ -84,6 +87,15 @@ public struct DownloadOptions: Sendable {
     public var checkpointIntervalSeconds: Double = 1
     /// Per-connection coalescing buffer between libcurl and `pwrite`, in bytes.
     public var writeBufferBytes = 256 << 10
+    /// Streaming to standard output, a pipe or a device: how far ahead of what the reader has
+    /// taken ranges may arrive, in bytes. Connections that run ahead wait; the bytes between
+    /// wait in a spool file with no name (in `$TMPDIR`, else `/var/tmp`), not in memory.
+    public var streamWindowBytes: Int64 = 64 << 20
+    /// Digests to compute over a stream's bytes as they go out, returned in
+    /// ``DownloadSummary/digests`` (a stream leaves no file to hash afterwards).
+    public var streamDigests: [DigestAlgorithm] = []
+    /// Smallest allowed ``streamWindowBytes``.
+    public static let smallestStreamWindowBytes: Int64 = 1 << 20
 
     /// The most connections this download may open.
     public var connectionLimit: Int {
@@ -117,6 +129,9 @@ public struct DownloadOptions: Sendable {
         }
         guard request.connectTimeoutSeconds >= 1 else {
             throw DownloadError(.invalidOption, "connect timeout must be at least 1 second")
+        }
+        guard streamWindowBytes >= Self.smallestStreamWindowBytes else {
+            throw DownloadError(.invalidOption, "stream window must be at least 1M (got \(streamWindowBytes) bytes)")
         }
         guard checkpointIntervalSeconds > 0, writeBufferBytes >= 16 * 1024 else {
             throw DownloadError(.invalidOption, "checkpoint interval and write buffer must be positive")

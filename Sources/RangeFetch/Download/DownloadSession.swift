@@ -75,6 +75,9 @@ final class DownloadSession {
     private func download(_ remote: RemoteFile) throws(DownloadError) -> DownloadSummary {
         emit(.probed(remote))
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
+        if let target = StreamTarget(destination: options.destination, suggestedName: remote.suggestedName) {
+            return try stream(remote, to: target)
+        }
         let paths = OutputPaths(destination: options.destination, suggestedName: remote.suggestedName)
         try OutputPaths.checkFinalPath(paths.final)
         if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority, url: url) {
@@ -96,7 +99,9 @@ final class DownloadSession {
             }
         }
 
-        let file = try wrap { () throws(SystemCallError) in try PartialFile(path: paths.partial, truncate: false) }
+        let file = try wrap { () throws(SystemCallError) in
+            try PartialFile(path: paths.partial, truncate: false, privateMode: options.request.carriesCredentials(for: url))
+        }
         guard try wrap({ () throws(SystemCallError) in try file.tryLock() }) else {
             throw DownloadError(.busy, "\(paths.partial) is in use by another rangefetch process; wait for it or choose another -o")
         }
@@ -235,40 +240,12 @@ final class DownloadSession {
                                     connections: mode == .ranged ? options.connectionLimit : 1, segmented: mode == .ranged,
                                     adaptive: mode == .ranged && options.connections == .automatic)))
 
-        let policy: ConnectionPolicy = switch options.connections {
-        case .automatic: .adaptive(maximum: options.maximumConnections)
-        case .fixed(let count): .fixed(count)
-        }
-        let configuration = EngineConfiguration(
-            remote: remote, mode: mode, segments: segments, connections: mode == .ranged ? policy : .fixed(1),
-            minimumSplitBytes: options.minimumSplitBytes, recycleConnections: options.recycleConnections,
-            request: options.request, retry: options.retry,
-            writeBufferBytes: Self.writeBufferBytes(options),
-            checkpointIntervalSeconds: options.checkpointIntervalSeconds,
-            lease: sharing.map { ConnectionLease(budget: $0.budget, host: URLParts(remote.finalURL)?.host ?? "", priority: $0.priority) },
-            bufferPool: sharing?.buffers)
         // Direct writes keep the page cache out of the way, except while a digest follows the
         // download: the hasher reads the bytes back, and from the page cache that is nearly free
         // (from the disk it cost 0.7 s per GiB here).
         if hasher == nil { file.enableDirectWrites() }
-        let tracker = ProgressTracker(totalBytes: size, emit: emit)
-        let emit = self.emit
-        let engine = TransferEngine(configuration: configuration, multi: multi, file: file, cancellation: cancellation) { event in
-            switch event {
-            case .progress(let progress):
-                tracker.update(progress)
-                hasher?.advance(to: progress.contiguousBytes)
-                checkpointer?.startWriteback()
-            case .checkpoint(let states):
-                checkpointer?.submit(states)
-            case .retrying(let notice):
-                emit(.retrying(notice))
-            case .warning(let message):
-                emit(.warning(message))
-            case .requestEnded(let end):
-                emit(.requestEnded(end))
-            }
-        }
+        let engine = makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: file,
+                                checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
         do {
             try engine.run()
         } catch {
@@ -304,12 +281,148 @@ final class DownloadSession {
             verificationSeconds = MonotonicTime.now() - lastByteAt
             for (want, source) in expected { emit(.verified(want, source: source)) }
         }
-        try wrap { () throws(SystemCallError) in try FileSystem.durableRename(paths.partial, to: paths.final) }
+        try wrap { () throws(SystemCallError) in
+            if options.request.carriesCredentials(for: url) { try file.restoreUsualMode() }
+            try FileSystem.durableRename(paths.partial, to: paths.final)
+        }
         store?.remove()
         return DownloadSummary(path: paths.final, bytes: finalSize, transferredBytes: finalSize - resumed,
                                resumedBytes: resumed, elapsedSeconds: MonotonicTime.now() - startedAt,
                                verified: verified, alreadyComplete: false, segmented: mode == .ranged,
                                verificationSeconds: verificationSeconds)
+    }
+
+    /// The engine for one run over `segments` into `file`, its events turned into progress,
+    /// checkpoints and messages.
+    /// - Parameters:
+    ///   - startLimit: a stream's reorder window (see ``EngineConfiguration/startLimit``).
+    ///   - follow: told how long the written prefix `[0, n)` has grown (a digest or a stream
+    ///     follows it).
+    private func makeEngine(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
+                            file: PartialFile, checkpointer: Checkpointer?, startLimit: (@Sendable () -> Int64)? = nil,
+                            follow: @escaping @Sendable (Int64) -> Void) -> TransferEngine {
+        let policy: ConnectionPolicy = switch options.connections {
+        case .automatic: .adaptive(maximum: options.maximumConnections)
+        case .fixed(let count): .fixed(count)
+        }
+        var configuration = EngineConfiguration(
+            remote: remote, mode: mode, segments: segments, connections: mode == .ranged ? policy : .fixed(1),
+            minimumSplitBytes: options.minimumSplitBytes, recycleConnections: options.recycleConnections,
+            request: options.request, retry: options.retry,
+            writeBufferBytes: Self.writeBufferBytes(options),
+            checkpointIntervalSeconds: options.checkpointIntervalSeconds,
+            lease: sharing.map { ConnectionLease(budget: $0.budget, host: URLParts(remote.finalURL)?.host ?? "", priority: $0.priority) },
+            bufferPool: sharing?.buffers)
+        configuration.startLimit = startLimit
+        let tracker = ProgressTracker(totalBytes: size, emit: emit)
+        let emit = self.emit
+        return TransferEngine(configuration: configuration, multi: multi, file: file, cancellation: cancellation) { event in
+            switch event {
+            case .progress(let progress):
+                tracker.update(progress)
+                follow(progress.contiguousBytes)
+                checkpointer?.startWriteback()
+            case .written(let prefix):
+                follow(prefix)
+            case .checkpoint(let states):
+                checkpointer?.submit(states)
+            case .retrying(let notice):
+                emit(.retrying(notice))
+            case .warning(let message):
+                emit(.warning(message))
+            case .requestEnded(let end):
+                emit(.requestEnded(end))
+            }
+        }
+    }
+
+    // MARK: Streaming
+
+    /// Where a stream's spool goes: `$TMPDIR`, else `/var/tmp` (on disk on Debian, unlike a
+    /// `/tmp` that may be memory).
+    static var spoolDirectory: String {
+        if let value = getenv("TMPDIR"), value.pointee != 0 { return String(cString: value) }
+        return "/var/tmp"
+    }
+
+    /// A stream's ranges: pieces of at most half a window per connection, so every connection
+    /// has work inside the window and the first pieces go out early.
+    static func streamPieceBytes(window: Int64, connections: Int) -> Int64 {
+        let piece = window / Int64(2 * max(connections, 1))
+        return max(1 << 20, min(16 << 20, piece / 4096 * 4096))
+    }
+
+    /// Downloads into `target` in order: ranges in parallel within the reorder window, through a
+    /// spool with no name. No journal: a stream cannot be resumed.
+    private func stream(_ remote: RemoteFile, to target: StreamTarget) throws(DownloadError) -> DownloadSummary {
+        let expected = expectedDigests(remote)
+        let spool = try wrap { () throws(SystemCallError) in try PartialFile(anonymousIn: Self.spoolDirectory) }
+        defer { spool.close() }
+        let output = try wrap { () throws(SystemCallError) in try target.open() }
+        defer { close(output) }
+        let multi = self.multi
+        let cancellation = self.cancellation
+        var algorithms = expected.map(\.0.algorithm)
+        for algorithm in options.streamDigests where !algorithms.contains(algorithm) { algorithms.append(algorithm) }
+        let stream = OrderedStream(spool: spool, output: output, outputName: target.name, window: options.streamWindowBytes,
+                                   algorithms: algorithms) { failed in
+            if failed { cancellation.cancel() }
+            multi.wakeup()
+        }
+        let ranged = remote.isSegmentable && remote.size != nil
+        let size = remote.size
+        let segments: [SegmentState]
+        if ranged, let size {
+            let piece = Self.streamPieceBytes(window: options.streamWindowBytes, connections: options.connectionLimit)
+            segments = stride(from: Int64(0), to: size, by: Int(piece)).map { (lower: Int64) -> SegmentState in
+                SegmentState(range: ByteRange(lower, min(lower + piece, size)))
+            }
+        } else {
+            segments = [SegmentState(range: ByteRange(0, size ?? Int64.max))]
+        }
+        let mode: EngineConfiguration.Mode = ranged ? .ranged : .singleStream
+        emit(.started(DownloadStart(path: target.name, totalBytes: size, resumedBytes: 0, segments: segments.count,
+                                    connections: ranged ? options.connectionLimit : 1, segmented: ranged,
+                                    adaptive: ranged && options.connections == .automatic)))
+        let window: @Sendable () -> Int64 = { stream.startLimit }
+        let engine = makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: spool, checkpointer: nil,
+                                startLimit: ranged ? window : nil, follow: { stream.advance(to: $0) })
+        do throws(DownloadError) {
+            try engine.run()
+        } catch {
+            if let failure = stream.failure { throw Self.streamFailure(failure, target: target, sent: stream.sentBytes) }
+            if error.code == .cancelled {
+                throw DownloadError(.cancelled, "interrupted after \(stream.sentBytes) bytes went to \(target.name); a stream keeps no journal, so running the command again starts from the beginning")
+            }
+            throw error
+        }
+        let finalSize = size ?? engine.segmentStates.writtenBytes
+        let digests: [DigestValue]
+        do throws(SystemCallError) {
+            digests = try stream.finish(size: finalSize)
+        } catch {
+            throw Self.streamFailure(error, target: target, sent: stream.sentBytes)
+        }
+        var verified: [DigestValue] = []
+        if !expected.isEmpty {
+            verified = digests.filter { digest in expected.contains { $0.0.algorithm == digest.algorithm } }
+            do {
+                try DigestCheck.compare(expected: expected, actual: verified, path: target.name)
+            } catch {
+                throw DownloadError(error.code, "\(error.message); \(target.name) has already received these bytes")
+            }
+            for (want, source) in expected { emit(.verified(want, source: source)) }
+        }
+        return DownloadSummary(path: target.name, bytes: finalSize, transferredBytes: finalSize, resumedBytes: 0,
+                               elapsedSeconds: MonotonicTime.now() - startedAt, verified: verified,
+                               alreadyComplete: false, segmented: ranged, verificationSeconds: nil, streamed: true,
+                               digests: digests)
+    }
+
+    /// The output of a stream failed: a reader that went away, or a device error.
+    private static func streamFailure(_ failure: SystemCallError, target: StreamTarget, sent: Int64) -> DownloadError {
+        guard failure.errno == EPIPE else { return failure.downloadError }
+        return DownloadError(.fileSystem(errno: EPIPE), "the reader of \(target.name) closed it after \(sent) bytes; the download stopped")
     }
 
     /// The per-connection coalescing buffer: the configured size, shrunk for many connections so

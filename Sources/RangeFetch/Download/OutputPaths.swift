@@ -11,11 +11,19 @@ struct OutputPaths: Sendable {
     /// Where bytes that failed verification are kept for inspection.
     var rejected: String { final + ".checksum-mismatch" }
 
+    /// A symbolic link at the path is followed: the file it points to (created if missing) gets
+    /// the bytes, and the link stays a link.
     init(destination: DownloadOptions.Destination, suggestedName: String) {
+        final = FileSystem.followingLinks(Self.path(destination, suggestedName: suggestedName))
+    }
+
+    /// The path a file destination names (`-` for standard output).
+    static func path(_ destination: DownloadOptions.Destination, suggestedName: String) -> String {
         switch destination {
-        case .file(let path): final = path
+        case .file(let path): path
         case .directory(let directory):
-            final = directory.hasSuffix("/") ? directory + suggestedName : directory + "/" + suggestedName
+            directory.hasSuffix("/") ? directory + suggestedName : directory + "/" + suggestedName
+        case .standardOutput: "-"
         }
     }
 
@@ -26,8 +34,17 @@ struct OutputPaths: Sendable {
             try FileSystem.checkWritableDirectory(directory)
         case .file(let path):
             guard !path.isEmpty else { throw DownloadError(.invalidOption, "output path is empty") }
-            try checkFinalPath(path)
-            try FileSystem.checkWritableDirectory(FileSystem.directoryName(of: path))
+            if FileSystem.kind(of: path) == .other {
+                guard access(path, W_OK) == 0 else {
+                    throw DownloadError(.fileSystem(errno: EACCES), "\(path) is not writable")
+                }
+                return
+            }
+            let final = FileSystem.followingLinks(path)
+            try checkFinalPath(final)
+            try FileSystem.checkWritableDirectory(FileSystem.directoryName(of: final))
+        case .standardOutput:
+            break
         }
     }
 
@@ -35,5 +52,36 @@ struct OutputPaths: Sendable {
         if path.hasSuffix("/") || FileSystem.kind(of: path) == .directory {
             throw DownloadError(.fileSystem(errno: EISDIR), "output path \(path) is a directory (use -d DIR to download into it)")
         }
+    }
+}
+
+/// A destination that is not a regular file: standard output, a pipe, a FIFO, a terminal or a
+/// device (`/dev/null`). Bytes are written into it in order (``OrderedStream``); it is never
+/// replaced by a file.
+struct StreamTarget: Sendable {
+    /// How messages name it.
+    let name: String
+    /// `nil`: this process's standard output.
+    let path: String?
+
+    /// The stream a destination names, or `nil` when it is a (possibly new) regular file.
+    init?(destination: DownloadOptions.Destination, suggestedName: String) {
+        if destination == .standardOutput {
+            name = "standard output"
+            path = nil
+            return
+        }
+        let path = OutputPaths.path(destination, suggestedName: suggestedName)
+        guard FileSystem.kind(of: path) == .other else { return nil }
+        name = path
+        self.path = path
+    }
+
+    /// A descriptor open for writing, which the caller closes. Opening a FIFO waits for its reader.
+    func open() throws(SystemCallError) -> Int32 {
+        guard let path else {
+            return try SystemCall.check("dup", path: name) { dup(STDOUT_FILENO) }
+        }
+        return try SystemCall.check("open", path: path) { Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY) }
     }
 }

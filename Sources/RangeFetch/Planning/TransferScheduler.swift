@@ -227,7 +227,10 @@ struct TransferScheduler: Sendable {
     /// - Parameters:
     ///   - segments: every segment not yet complete, busy or idle.
     ///   - receivedBytes: bytes received by the whole download so far (monotonic).
-    mutating func decide(now: Double, segments: [SchedulerSegment], receivedBytes: Int64) -> [SchedulerAction] {
+    ///   - startLimit: idle segments starting at or beyond this offset wait (a stream's reorder
+    ///     window); free connections then help the busy segments below it instead.
+    mutating func decide(now: Double, segments: [SchedulerSegment], receivedBytes: Int64,
+                         startLimit: Int64 = .max) -> [SchedulerAction] {
         let busy = segments.compactMap { segment in segment.transfer.map { (segment, $0) } }
         observe(now: now, busy: busy, receivedBytes: receivedBytes)
         let idle = segments.filter { $0.transfer == nil && !$0.outstanding.isEmpty }
@@ -236,7 +239,8 @@ struct TransferScheduler: Sendable {
 
         var actions: [SchedulerAction] = []
         var free = connections.target - busy.count
-        for segment in idle.sorted(by: { $0.outstanding.lower < $1.outstanding.lower }) where free > 0 && segment.readyAt <= now {
+        for segment in idle.sorted(by: { $0.outstanding.lower < $1.outstanding.lower })
+        where free > 0 && segment.readyAt <= now && segment.outstanding.lower < startLimit {
             actions.append(.start(segment: segment.id))
             free -= 1
         }

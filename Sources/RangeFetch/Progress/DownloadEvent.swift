@@ -74,6 +74,10 @@ public struct DownloadSummary: Sendable, Equatable {
     /// Seconds from the last byte written to every digest checked, including the final
     /// `fdatasync` (`nil` when no digest was checked).
     public var verificationSeconds: Double?
+    /// The bytes went to a stream (standard output, a pipe, a device), not into a file at ``path``.
+    public var streamed = false
+    /// A stream's digests of ``DownloadOptions/streamDigests`` (a stream leaves no file to hash later).
+    public var digests: [DigestValue] = []
 
     /// Average speed of this run in bytes per second.
     public var bytesPerSecond: Double {

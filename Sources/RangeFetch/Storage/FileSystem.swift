@@ -16,6 +16,49 @@ enum FileSystem {
         }
     }
 
+    /// `path` with symbolic links followed to the file they finally name, which may not exist
+    /// yet (a dangling link names the file to create). Only the last component is followed;
+    /// links in directories are left to the kernel. Gives up after 40 links (a loop), returning
+    /// the last path reached, where opening fails with a clear error.
+    static func followingLinks(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return current }
+            var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &target, target.count - 1)
+            guard length > 0 else { return current }
+            let link = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = link.hasPrefix("/") ? link : directoryName(of: current) + "/" + link
+        }
+        return current
+    }
+
+    /// The process's umask, read without changing it (`Umask:` in `/proc/self/status`, Linux
+    /// 4.7 and later), else the usual 022.
+    static var umask: mode_t {
+        guard let status = smallFileText("/proc/self/status"),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+              let value = mode_t(line.dropFirst(6).trimmingCharacters(), radix: 8) else { return 0o022 }
+        return value
+    }
+
+    /// The text of a file of at most 64 KiB (a `/proc` file), or `nil`.
+    static func smallFileText(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 64 << 10)
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            filled += count
+        }
+        return String(decoding: bytes[..<filled], as: UTF8.self)
+    }
+
     static func size(of path: String) -> Int64? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }

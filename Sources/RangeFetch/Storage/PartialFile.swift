@@ -31,11 +31,33 @@ final class PartialFile: @unchecked Sendable {
     static let directAlignment = 4096
 
     /// Opens (creating if needed) the file at `path` for reading and writing.
-    /// - Parameter truncate: start from an empty file.
-    init(path: String, truncate: Bool) throws(SystemCallError) {
+    /// - Parameters:
+    ///   - truncate: start from an empty file.
+    ///   - privateMode: create it readable by its owner only (0600), for downloads that carry
+    ///     credentials; an existing file's mode is left as it is.
+    init(path: String, truncate: Bool, privateMode: Bool = false) throws(SystemCallError) {
         self.path = path
         let flags = O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0)
-        descriptor = try SystemCall.check("open", path: path) { open(path, flags, 0o644) }
+        let mode: mode_t = privateMode ? 0o600 : 0o644
+        descriptor = try SystemCall.check("open", path: path) { open(path, flags, mode) }
+    }
+
+    /// A spool with no name in `directory` (`O_TMPFILE`, else a created and at once removed
+    /// file): what a stream's ranges land in before they go out in order. It vanishes with its
+    /// descriptor, so nothing is left behind whatever happens.
+    init(anonymousIn directory: String) throws(SystemCallError) {
+        path = "\(directory) (spool of the stream)"
+        let anonymous = cfs_open_anonymous(directory)
+        if anonymous >= 0 {
+            descriptor = anonymous
+            return
+        }
+        var template = Array((directory + "/.rangefetch-spool-XXXXXX").utf8CString)
+        descriptor = try SystemCall.check("mkstemp", path: directory) {
+            template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
     }
 
     /// Starts writing whole aligned blocks with `O_DIRECT` (see the type's notes); silently
@@ -139,6 +161,21 @@ final class PartialFile: @unchecked Sendable {
     /// Best effort: errors are ignored (the next `fdatasync` reports real ones).
     func startWriteback() {
         _ = cfs_start_writeback(descriptor, 0, 0)
+    }
+
+    /// Gives a file created private (``init(path:truncate:privateMode:)``) the mode any new file
+    /// gets (0666 less the umask), once it is complete: the secret was in the journal's URL,
+    /// not in the file's bytes.
+    func restoreUsualMode() throws(SystemCallError) {
+        let mode = 0o666 & ~FileSystem.umask
+        try SystemCall.check("fchmod", path: path) { fchmod(descriptor, mode) }
+    }
+
+    /// Frees the disk blocks of `[offset, offset + length)` (the file keeps its size; the range
+    /// reads as zeros). Best effort: where the file system cannot, the blocks stay.
+    func release(from offset: Int64, length: Int64) {
+        guard length > 0 else { return }
+        _ = cfs_punch_hole(descriptor, off_t(offset), off_t(length))
     }
 
     /// Sets the file's size exactly (`ftruncate`), for downloads of unknown length.

@@ -82,6 +82,14 @@ public struct RequestOptions: Sendable, Equatable {
         easy.setHeaders(Self.headerLines(user: user, extra: extraHeaders))
     }
 
+    /// Whether a download of `url` with these options involves a secret: a password (here or in
+    /// the URL), an `Authorization` or `Cookie` line, or a signed URL. Its partial file and
+    /// journal are then created readable by their owner only.
+    func carriesCredentials(for url: String) -> Bool {
+        credentials != nil || Redaction.url(url) != url
+            || headers.contains { Self.originBoundFields.contains(Self.fieldName($0) ?? "") }
+    }
+
     /// Header fields that hold secrets for one origin.
     static let originBoundFields: Set<String> = ["authorization", "cookie"]
 

@@ -13,6 +13,9 @@ enum EngineEvent: Sendable {
     case retrying(RetryNotice)
     /// Something odd that did not stop the download.
     case warning(String)
+    /// The prefix `[0, n)` is passed to `pwrite` (sent as writes complete, only for downloads
+    /// with a ``EngineConfiguration/startLimit``: a stream follows it).
+    case written(Int64)
     /// A request finished or failed (for `--verbose` listings).
     case requestEnded(RequestEnd)
 }
@@ -78,6 +81,9 @@ struct EngineConfiguration: Sendable {
     /// Write buffers shared with other downloads (a batch), whose buffers hold
     /// ``writeBufferBytes``; `nil`: this download's own.
     var bufferPool: BufferPool?
+    /// Offsets at or beyond which no segment starts yet (a stream's reorder window), asked at
+    /// every decision; `nil`: no limit. With a limit the engine also reports ``EngineEvent/written(_:)``.
+    var startLimit: (@Sendable () -> Int64)?
 }
 
 /// Engine-side record of one segment: its state and the request working on it, if any.
@@ -302,7 +308,11 @@ final class TransferEngine {
     /// write (a full disk, an I/O error).
     private func takeCompletedWrites() throws(DownloadError) {
         var failure: SystemCallError?
-        for completion in writer.takeCompleted() {
+        let completions = writer.takeCompleted()
+        defer {
+            if configuration.startLimit != nil, !completions.isEmpty { report(.written(segmentStates.contiguousPrefix)) }
+        }
+        for completion in completions {
             guard let segment = segmentsByID[completion.token] else { continue }
             segment.queued -= Int64(completion.bytes)
             if let error = completion.error {
@@ -352,7 +362,8 @@ final class TransferEngine {
                                          readyAt: segment.readyAt))
         }
         var denied = 0
-        for action in scheduler.decide(now: now, segments: view, receivedBytes: receivedBytes) {
+        let limit = configuration.startLimit?() ?? .max
+        for action in scheduler.decide(now: now, segments: view, receivedBytes: receivedBytes, startLimit: limit) {
             switch action {
             case .start(let id):
                 if let segment = segment(id), segment.transfer == nil, !start(segment, now: now) { denied += 1 }

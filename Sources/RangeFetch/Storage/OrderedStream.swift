@@ -1,0 +1,141 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sends a download to a pipe, terminal or device in order while its ranges arrive out of order.
+///
+/// Ranges land in a spool with no name (``PartialFile/init(anonymousIn:)``). This follows the
+/// spool's written prefix on its own thread, copies it to the output with plain `write`s (a slow
+/// reader blocks only that thread), hashes it on the way when digests are expected, and frees the
+/// spool's blocks behind it. Ranges may start only below ``startLimit`` (what the reader has taken
+/// plus the window), so the spool holds about one window however slow the reader is, and memory
+/// stays what the page cache lends.
+final class OrderedStream: @unchecked Sendable {
+    // @unchecked: `buffer` and the output are touched only on `queue`; the rest is in `state`.
+    private let spool: PartialFile
+    private let output: Int32
+    /// How the output is named in messages (`standard output`, a path).
+    let outputName: String
+    private let window: Int64
+    private let queue = DispatchQueue(label: "rangefetch.stream")
+    private let state: Mutex<State>
+    private let sent = Atomic<Int64>(0)
+    private let buffer: UnsafeMutableRawBufferPointer
+    /// Told when bytes went out (`false`: the engine may start more ranges) or the output
+    /// failed (`true`: the download should stop).
+    private let wake: @Sendable (_ failed: Bool) -> Void
+
+    private struct State {
+        var digest: MultiDigest?
+        var target: Int64 = 0
+        var scheduled = false
+        var failure: SystemCallError?
+    }
+
+    /// Spool blocks are freed in steps of this many bytes behind what was sent.
+    static let releaseStepBytes: Int64 = 8 << 20
+
+    /// - Parameters:
+    ///   - output: a descriptor open for writing; the caller closes it after ``finish(size:)``.
+    ///   - window: how far ahead of what the reader has taken ranges may start, bytes.
+    init(spool: PartialFile, output: Int32, outputName: String, window: Int64, algorithms: [DigestAlgorithm],
+         wake: @escaping @Sendable (_ failed: Bool) -> Void) {
+        self.spool = spool
+        self.output = output
+        self.outputName = outputName
+        self.window = window
+        self.wake = wake
+        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileDigester.readBytes, alignment: 4096)
+        state = Mutex(State(digest: algorithms.isEmpty ? nil : MultiDigest(algorithms)))
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Bytes the output has taken.
+    var sentBytes: Int64 { sent.load(ordering: .acquiring) }
+
+    /// Ranges starting at or beyond this offset must wait.
+    var startLimit: Int64 { sentBytes + window }
+
+    /// The output failed (the reader went away, a device error); the download should stop.
+    var failure: SystemCallError? { state.withLock { $0.failure } }
+
+    /// Bytes `[0, end)` are in the spool; send them soon. Never blocks.
+    func advance(to end: Int64) {
+        let schedule = state.withLock { state -> Bool in
+            state.target = max(state.target, end)
+            guard !state.scheduled, state.failure == nil, state.target > sentBytes else { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// Sends everything up to `size` (waiting for a slow reader) and returns the digests of what
+    /// was sent.
+    func finish(size: Int64) throws(SystemCallError) -> [DigestValue] {
+        advance(to: size)
+        queue.sync {}
+        return try state.withLock { state throws(SystemCallError) -> [DigestValue] in
+            if let failure = state.failure { throw failure }
+            guard sentBytes >= size else {
+                throw SystemCallError(function: "pread", path: spool.path, errno: EIO)
+            }
+            defer { state.digest = nil }
+            return state.digest?.finalize() ?? []
+        }
+    }
+
+    private func drain() {
+        var released = sentBytes / Self.releaseStepBytes * Self.releaseStepBytes
+        while true {
+            let (from, to, digest) = state.withLock { state -> (Int64, Int64, MultiDigest?) in
+                let from = sentBytes
+                guard state.failure == nil, state.target > from else {
+                    state.scheduled = false
+                    return (from, from, nil)
+                }
+                return (from, state.target, state.digest)
+            }
+            guard to > from else { return }
+            do throws(SystemCallError) {
+                let count = Int(min(Int64(buffer.count), to - from))
+                let read = try spool.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]), at: from)
+                guard read > 0 else { throw SystemCallError(function: "pread", path: spool.path, errno: EIO) }
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<read])
+                try send(bytes)
+                digest?.update(bytes)
+            } catch {
+                state.withLock { $0.failure = error; $0.scheduled = false }
+                wake(true)
+                return
+            }
+            let done = sentBytes / Self.releaseStepBytes * Self.releaseStepBytes
+            if done > released {
+                spool.release(from: released, length: done - released)
+                released = done
+                wake(false)
+            }
+        }
+    }
+
+    /// Writes all of `bytes` to the output, counting them as sent as they go, and waiting while
+    /// a non-blocking output is full.
+    private func send(_ bytes: UnsafeRawBufferPointer) throws(SystemCallError) {
+        var done = 0
+        while done < bytes.count {
+            do {
+                let written = try SystemCall.check("write", path: outputName) {
+                    write(output, bytes.baseAddress! + done, bytes.count - done)
+                }
+                done += written
+                sent.add(Int64(written), ordering: .releasing)
+            } catch where error.errno == EAGAIN {
+                var ready = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, 100)
+            }
+        }
+    }
+}
