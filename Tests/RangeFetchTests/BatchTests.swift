@@ -237,3 +237,35 @@ final class BatchTests {
         for (index, source) in sources.enumerated() { #expect(try sameBytes(out.file("copy\(index + 1).bin"), source)) }
     }
 }
+
+/// The batch's connection limits count open TCP connections, counted by the server: idle
+/// connections kept from file to file included.
+@Suite(.serialized)
+final class BatchConnectionLimitTests {
+    let server: FaultServer
+    let out: TemporaryDirectory
+
+    init() throws {
+        server = try FaultServer()
+        out = try TemporaryDirectory("rf-batch-limit")
+    }
+
+    deinit { server.stop() }
+
+    @Test(arguments: [(4, 6), (2, 3)])
+    func aHostNeverSeesMoreOpenConnectionsThanItsLimit(jobs: Int, perHost: Int) throws {
+        let size: Int64 = 6 << 20
+        let lines = (0..<10).map { server.dataURL(size: size, name: "f\($0).bin", "rate=12000000") + "\n  out=f\($0).bin" }
+        let path = out.file("list.txt")
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try runCLI(["-i", path, "-d", out.file("files"), "-j", "\(jobs)", "--max-connections-per-host", "\(perHost)",
+                                 "--min-segment", "256K", "-q"])
+        #expect(result.status == 0, "\(result.stderr)")
+        for index in 0..<10 {
+            try server.expectFile(out.file("files/f\(index).bin"), size: size, sourceLocation: #_sourceLocation)
+        }
+        // The stats request's own connection is one of those counted.
+        let peak = try server.stats().peak_connections
+        #expect(peak <= perHost + 1, "\(peak) TCP connections open at once with a limit of \(perHost)")
+    }
+}

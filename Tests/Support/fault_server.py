@@ -15,7 +15,9 @@ Paths
   /file/<name>              the file <name> under --root (no escaping it; 404 without --root),
                             same range semantics. ETag "<size>-<mtime in ns>", Last-Modified = mtime.
                             version= and changeafter= do not apply to files.
-  /_stats                   GET: JSON {"requests", "body_bytes", "by_status": {"206": n, ...},
+  /_stats                   GET: JSON {"open_connections", "peak_connections" (TCP connections open
+                            now and at most at once since the last reset, the stats request's own
+                            included), "requests", "body_bytes", "by_status": {"206": n, ...},
                             "log": [{"method", "path", "query", "range", "if_range", "status",
                             "bytes", "etag", "host", "auth", "connection", "accept_encoding",
                             "accept_encoding_lines"}, ...]}
@@ -206,11 +208,13 @@ class State:
     def __init__(self):
         self.lock = threading.Lock()
         self.requests, self.body_bytes, self.by_status, self.log = 0, 0, {}, []
+        self.open_connections, self.peak_connections = 0, 0
         self.counters = {}  # (url key, counter name) -> int
 
     def reset(self):
         with self.lock:
             self.requests, self.body_bytes, self.by_status, self.log = 0, 0, {}, []
+            self.peak_connections = self.open_connections
             self.counters = {}
 
     def take(self, key, name, limit):
@@ -238,9 +242,16 @@ class State:
             self.by_status[status] = self.by_status.get(status, 0) + 1
             self.log.append(entry)
 
+    def connection_opened(self, change):
+        with self.lock:
+            self.open_connections += change
+            self.peak_connections = max(self.peak_connections, self.open_connections)
+
     def snapshot(self):
         with self.lock:
-            return json.dumps({"requests": self.requests, "body_bytes": self.body_bytes,
+            return json.dumps({"open_connections": self.open_connections,
+                               "peak_connections": self.peak_connections,
+                               "requests": self.requests, "body_bytes": self.body_bytes,
                                "by_status": dict(self.by_status), "log": list(self.log)})
 
 
@@ -527,6 +538,7 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self):
         super().setup()
         self.connection_id = next(self.connection_ids)
+        STATE.connection_opened(1)
         try:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:
@@ -536,6 +548,13 @@ class Handler(BaseHTTPRequestHandler):
         try:
             super().handle()
         except (ConnectionError, socket.timeout, TimeoutError):
+            pass
+
+    def finish(self):
+        STATE.connection_opened(-1)
+        try:
+            super().finish()
+        except OSError:
             pass
 
     def log_message(self, format, *args):

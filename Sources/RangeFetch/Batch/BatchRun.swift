@@ -48,21 +48,23 @@ final class BatchRun: Sendable {
     /// One worker: files in order until none is left or the batch is stopped.
     func work() {
         let multi = CurlMulti(share: share)
+        let connections = WorkerConnections(budget: budget)
+        defer { connections.releaseAll() }
         while !cancellation.isCancelled {
             let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
             guard index < entries.count else { return }
-            run(index, multi: multi)
+            run(index, multi: multi, connections: connections)
         }
     }
 
-    private func run(_ index: Int, multi: CurlMulti) {
+    private func run(_ index: Int, multi: CurlMulti, connections: WorkerConnections) {
         let entry = entries[index]
         let began = MonotonicTime.now()
         let emit = self.emit
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
             let options = try self.options(for: entry)
             try Self.prepareDirectory(options.destination)
-            let sharing = DownloadSession.BatchSharing(budget: budget, priority: index, claims: claims,
+            let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)
             return try DownloadSession(url: entry.url, options: options, cancellation: cancellation, multi: multi,
                                        sharing: sharing) { emit(.file(index: index, $0)) }.run()

@@ -22,7 +22,8 @@ final class DownloadSession {
 
     /// What a download in a batch shares with the others.
     struct BatchSharing {
-        var budget: ConnectionBudget
+        /// The worker's share of the batch's connection budget.
+        var connections: WorkerConnections
         /// The file's place in the batch: earlier files get connections first.
         var priority: Int
         var claims: PathClaims
@@ -127,12 +128,29 @@ final class DownloadSession {
                             store: nil, paths: paths, expected: expected)
     }
 
+    /// This file's access to the batch's connections for requests to `host`; `nil` outside a batch.
+    private func lease(host: String?) -> ConnectionLease? {
+        sharing.map { ConnectionLease(worker: $0.connections, host: host ?? "", priority: $0.priority) }
+    }
+
     /// Probes, retrying transient failures (5xx, 408, 429, resets) with the retry policy.
     private func probe() throws(DownloadError) -> RemoteFile {
         let prober = Prober(request: options.request, cancellation: cancellation, multi: multi)
         var retries = 0
         while true {
-            do {
+            do throws(DownloadError) {
+                // In a batch the probe's connection counts like any other: it waits for room.
+                let lease = lease(host: URLParts(url)?.host)
+                if let lease {
+                    while !lease.acquire() {
+                        if cancellation.isCancelled { throw DownloadError.cancelled() }
+                        usleep(5_000)
+                    }
+                }
+                defer {
+                    lease?.release()
+                    lease?.settle(open: multi.openConnections)
+                }
                 return try prober.probe(url)
             } catch where error.isTransient && retries + 1 < options.retry.maximumTries {
                 retries += 1
@@ -311,7 +329,7 @@ final class DownloadSession {
             request: options.request, retry: options.retry,
             writeBufferBytes: Self.writeBufferBytes(options),
             checkpointIntervalSeconds: options.checkpointIntervalSeconds,
-            lease: sharing.map { ConnectionLease(budget: $0.budget, host: URLParts(remote.finalURL)?.host ?? "", priority: $0.priority) },
+            lease: lease(host: URLParts(remote.finalURL)?.host),
             bufferPool: sharing?.buffers)
         configuration.startLimit = startLimit
         let tracker = ProgressTracker(totalBytes: size, emit: emit)

@@ -43,12 +43,22 @@ public final class ConnectionBudget: Sendable {
         }
     }
 
-    /// Gives back a connection taken with ``acquire(host:priority:)``.
-    func release(host: String) {
+    /// Gives back `count` connections taken with ``acquire(host:priority:)`` or ``take(host:count:)``.
+    func release(host: String, count: Int = 1) {
+        guard count > 0 else { return }
         state.withLock { state in
-            state.inUse -= 1
-            state.byHost[host, default: 1] -= 1
-            if state.byHost[host] == 0 { state.byHost[host] = nil }
+            state.inUse -= count
+            state.byHost[host, default: count] -= count
+            if state.byHost[host, default: 0] <= 0 { state.byHost[host] = nil }
+        }
+    }
+
+    /// Counts `count` connections that are open already (a probe's), whether or not there was room.
+    func take(host: String, count: Int) {
+        guard count > 0 else { return }
+        state.withLock { state in
+            state.inUse += count
+            state.byHost[host, default: 0] += count
         }
     }
 
@@ -64,14 +74,88 @@ public final class ConnectionBudget: Sendable {
     public var inUse: Int { state.withLock { $0.inUse } }
 }
 
-/// One download's access to a ``ConnectionBudget``.
-struct ConnectionLease: Sendable {
+/// The connections one batch worker holds of the budget: one for each TCP connection open
+/// through its libcurl handle, in use or idle in its cache (kept for the next range or file), so
+/// the budget's limits count open TCP connections, not requests.
+///
+/// A transfer takes a held connection that is idle before asking the budget for another; a
+/// finished transfer's connection stays held while it stays open; ``settle(open:)`` brings the
+/// count in line with the sockets libcurl really has open (it closes some; a probe opens one).
+/// Thread-safe; used by one worker's thread at a time.
+final class WorkerConnections: Sendable {
     let budget: ConnectionBudget
+    private struct State {
+        var host: String?
+        var held = 0
+        var active = 0
+    }
+    private let state = Mutex(State())
+
+    init(budget: ConnectionBudget) {
+        self.budget = budget
+    }
+
+    /// One connection for a transfer to `host` for the file of `priority`; `false` when the
+    /// budget has none. Connections held for another host are given back first: their idle
+    /// connections are of no use here (libcurl closes them in time).
+    func acquire(host: String, priority: Int) -> Bool {
+        state.withLock { state in
+            switchHost(&state, to: host)
+            if state.held > state.active {
+                state.active += 1
+                return true
+            }
+            guard budget.acquire(host: host, priority: priority) else { return false }
+            state.held += 1
+            state.active += 1
+            return true
+        }
+    }
+
+    /// A transfer ended; its connection stays held while it stays open.
+    func release() {
+        state.withLock { $0.active = max(0, $0.active - 1) }
+    }
+
+    /// Holds exactly the connections open now (`open`, from libcurl's socket callbacks), never
+    /// fewer than the transfers running.
+    func settle(open: Int, host: String) {
+        state.withLock { state in
+            switchHost(&state, to: host)
+            let target = max(open, state.active)
+            if state.held > target { budget.release(host: host, count: state.held - target) }
+            if state.held < target { budget.take(host: host, count: target - state.held) }
+            state.held = target
+        }
+    }
+
+    /// Gives everything back (the worker is done).
+    func releaseAll() {
+        state.withLock { state in
+            if let host = state.host { budget.release(host: host, count: state.held) }
+            state = State()
+        }
+    }
+
+    private func switchHost(_ state: inout State, to host: String) {
+        guard state.host != host else { return }
+        if let old = state.host { budget.release(host: old, count: state.held) }
+        budget.take(host: host, count: state.active)
+        state.held = state.active
+        state.host = host
+    }
+}
+
+/// One download's access to a ``ConnectionBudget``, through its worker's connections.
+struct ConnectionLease: Sendable {
+    let worker: WorkerConnections
     let host: String
     /// Lower is served first: the batch's file index.
     let priority: Int
 
-    func acquire() -> Bool { budget.acquire(host: host, priority: priority) }
-    func release() { budget.release(host: host) }
-    func wanting(_ count: Int) { budget.setWaiting(priority: priority, host: host, count: count) }
+    func acquire() -> Bool { worker.acquire(host: host, priority: priority) }
+    func release() { worker.release() }
+    /// Counts the connections open through the download's handle (see ``WorkerConnections/settle(open:host:)``).
+    func settle(open: Int) { worker.settle(open: open, host: host) }
+    func wanting(_ count: Int) { worker.budget.setWaiting(priority: priority, host: host, count: count) }
 }

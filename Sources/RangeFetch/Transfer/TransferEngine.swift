@@ -209,6 +209,7 @@ final class TransferEngine {
         defer {
             cancellation.detach(multi)
             configuration.lease?.wanting(0)
+            configuration.lease?.settle(open: multi.openConnections)
         }
         do {
             try loop()
@@ -274,6 +275,7 @@ final class TransferEngine {
                 // connection for a few kilobytes.
                 usleep(Self.coalesceMicroseconds)
             }
+            configuration.lease?.settle(open: multi.openConnections)
             multi.poll(timeoutMilliseconds: pollTimeoutMilliseconds(now: now, nextDecision: nextDecision))
         }
     }

@@ -53,6 +53,8 @@ final class FaultServer {
     }
 
     struct Stats: Decodable {
+        /// TCP connections open at most at once since the last reset (a stats request's own included).
+        var peak_connections: Int
         struct Entry: Decodable {
             var method: String
             var path: String
