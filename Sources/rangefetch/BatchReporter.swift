@@ -197,7 +197,9 @@ final class BatchReporter: Sendable {
             let remaining = Double(known.reduce(0, +) - received) + unknown * average
             if let eta = state.rate.eta(remaining: Int64(max(0, remaining))) { parts.append("ETA \(ProgressRenderer.duration(eta))") }
         }
-        let connections = state.active.values.reduce(0) { $0 + ($1.progress?.activeConnections ?? 0) }
+        // Open TCP connections (each file's worker reports its handle's, idle ones included):
+        // what the --max-connections limits count.
+        let connections = state.active.values.reduce(0) { $0 + ($1.progress?.tcpConnections ?? 0) }
         parts.append("\(state.active.count) active  \(connections) conns")
         let fraction = files == 0 ? 1 : Double(finished) / Double(files)
         let graphic = columns >= 100 ? 20 : 10

@@ -259,8 +259,8 @@ struct NetworkOptions: ParsableArguments {
     var retryWait: Double = 0.5
 
     func check() throws {
-        for header in headers where !header.contains(":") {
-            throw ValidationError("-H/--header takes 'Name: value' (got '\(header)')")
+        for header in headers {
+            if let problem = RequestOptions.headerProblem(header) { throw ValidationError("-H/--header \(problem)") }
         }
         if let maxSpeed {
             guard let rate = ByteCount.parse(maxSpeed), rate >= 1024 else {

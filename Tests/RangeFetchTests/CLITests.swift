@@ -39,6 +39,8 @@ final class CLITests {
         (["ftp://127.0.0.1/x"], "unsupported scheme"),
         (["127.0.0.1/x"], "not a URL"),
         (["http://[::1/x"], "malformed"),
+        (["-H", "Authorization Bearer s3cr3tt0ken", "http://127.0.0.1/x"], "'Authorization …'"),
+        (["-H", "X-A: 1\r\nX-Injected: 2", "http://127.0.0.1/x"], "line break"),
     ]
 
     @Test(arguments: usageErrors)
@@ -46,6 +48,7 @@ final class CLITests {
         let result = try runCLI(arguments + ["-d", out.path].filter { _ in !arguments.contains("-o") && !arguments.isEmpty })
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
         #expect(result.stderr.lowercased().contains(fragment.lowercased()), "\(arguments): \(result.stderr)")
+        #expect(!result.stderr.contains("s3cr3t"), "a usage error repeats a header's secret: \(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
     }
 

@@ -56,6 +56,7 @@ struct ManifestTests {
         ("http://h/a\n  out=../../etc/passwd", 2, "without '..'"),
         ("http://h/a\n  out=/abs", 2, "relative"),
         ("http://h/a\n  header=NoColon", 2, "Name: value"),
+        ("http://h/a\n  header=Authorization Bearer s3cr3t", 2, "'Authorization …'"),
         ("{\"url\": 5}", 1, "JSON object"),
         ("{\"out\": \"a\"}", 1, "JSON object"),
         ("{\"url\": \"http://h/a\"", 1, "JSON object"),

@@ -39,6 +39,14 @@ final class StreamOutputTests {
         }
     }
 
+    @Test func devStdoutIsThePipeNotAFileBesideIt() throws {
+        let source = try www.randomFile("d.bin", size: 5 << 20)
+        let result = try shell("\"$RF\" \(nginx.baseURL)/d.bin -o /dev/stdout -n 4 --overwrite | sha256sum")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix(try Checksums.sha256sum(source)), "\(result.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: "/dev/stdout.part"))
+    }
+
     @Test func jsonEventsGoToStandardErrorWhenTheFileGoesToStandardOutput() throws {
         let source = try www.randomFile("j.bin", size: 3 << 20)
         let result = try shell("\"$RF\" \(nginx.baseURL)/j.bin -o - -n 3 --json 2>events.json | sha256sum; cat events.json >&2; rm events.json")

@@ -106,9 +106,7 @@ public enum Manifest {
     }
 
     private static func checkedHeader(_ value: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
-        guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
-            throw fail("header= takes 'Name: value' (got '\(value)')")
-        }
+        if let problem = RequestOptions.headerProblem(value) { throw fail("header= \(problem)") }
         return value
     }
 

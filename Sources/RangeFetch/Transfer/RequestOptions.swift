@@ -90,6 +90,20 @@ public struct RequestOptions: Sendable, Equatable {
             || headers.contains { Self.originBoundFields.contains(Self.fieldName($0) ?? "") }
     }
 
+    /// What is wrong with a user's header line, or `nil`. The message never repeats the value
+    /// (it may be a token): a line without a colon is shown up to its first space.
+    public static func headerProblem(_ line: String) -> String? {
+        if line.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) {
+            return "a header line cannot contain a line break (it would send another header): \(fieldName(line).map { "'\($0)'" } ?? "a line")"
+        }
+        guard let colon = line.firstIndex(where: { $0 == ":" || $0 == ";" }), colon != line.startIndex,
+              !line[..<colon].contains(" ") else {
+            let start = line.prefix { $0 != " " }
+            return "takes 'Name: value' (got '\(start)\(start.count < line.count ? " …" : "")')"
+        }
+        return nil
+    }
+
     /// Header fields that hold secrets for one origin.
     static let originBoundFields: Set<String> = ["authorization", "cookie"]
 
