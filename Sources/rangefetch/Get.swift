@@ -1,5 +1,8 @@
 import ArgumentParser
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import RangeFetch
 
 /// `rangefetch [get] URL`: the download.
@@ -78,16 +81,38 @@ struct Get: AsyncParsableCommand {
     @Flag(name: .customLong("overwrite"), help: "Replace a file already at the output path.")
     var overwrite = false
 
-    @Flag(name: .customLong("continue"), help: "Treat a file already at the output path as the first bytes of this download (like curl -C -).")
+    @Flag(name: [.short, .customLong("continue")], help: "Treat a file already at the output path as the first bytes of this download (curl's -C -, wget's -c). A partial download (NAME.part) resumes anyway.")
     var continueExisting = false
 
+    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Name the file as the server does (Content-Disposition, else the URL's last segment): the default without -o, as curl -O.")
+    var remoteName = false
+
+    @Option(name: .customShort("x"), help: ArgumentHelp("aria2c's -x N: at most N connections to one host (for one file, at most N connections; in a batch, --max-connections-per-host N). A value that is not a number is curl's -x PROXY (--proxy). Example: -x 4", valueName: "n|proxy"))
+    var aria2MaxPerHost: String?
+
+    @Option(name: .customShort("s"), help: ArgumentHelp("aria2c's -s N: split the file over N connections (-n N). Example: -x 4 -s 8 gives 4 connections", valueName: "n"))
+    var aria2Split: Int?
+
     @OptionGroup var network: NetworkOptions
+
+    @Option(name: .customLong("config"), help: ArgumentHelp("Read default options from this file instead of $XDG_CONFIG_HOME/rangefetch/config (else ~/.config/rangefetch/config): one option a line, its long name with or without dashes, then its value (connections 8, header Authorization: Bearer …), # for comments. The command line wins. Example: --config ./ci.conf", valueName: "file"))
+    var config: String?
+
+    @Flag(name: .customLong("no-config"), help: "Read no config file.")
+    var noConfig = false
 
     @Flag(name: .customLong("no-journal"), help: ArgumentHelp("Do not keep a resume journal (to measure its cost).", visibility: .hidden))
     var noJournal = false
 
     func validate() throws {
         if output != nil && directory != nil { throw ValidationError("use either -o PATH or -d DIR, not both") }
+        if output != nil && remoteName { throw ValidationError("use either -o PATH or -O (the server's name), not both") }
+        if let aria2Split, !DownloadOptions.connectionRange.contains(aria2Split) {
+            throw ValidationError("-s must be between 1 and 64 (got \(aria2Split))")
+        }
+        if let perHost = aria2PerHostCount, !DownloadOptions.connectionRange.contains(perHost) {
+            throw ValidationError("-x must be between 1 and 64, or a proxy URL (got \(perHost))")
+        }
         if overwrite && continueExisting { throw ValidationError("use either --overwrite or --continue, not both") }
         if quiet && verbose { throw ValidationError("use either -q/--quiet or -v/--verbose, not both") }
         guard let count = connectionCount else {
@@ -169,8 +194,13 @@ struct Get: AsyncParsableCommand {
         } else if let directory {
             options.destination = .directory(directory)
         }
-        options.connections = connectionCount ?? .automatic
+        options.connections = aria2Split.map { .fixed($0) } ?? connectionCount ?? .automatic
         options.maximumConnections = maxConnections
+        if let perHost = aria2PerHostCount {
+            // aria2c's -x: the most connections to one server, for one file as for a batch.
+            options.maximumConnections = min(options.maximumConnections, perHost)
+            if case .fixed(let count) = options.connections { options.connections = .fixed(min(count, perHost)) }
+        }
         if let bytes = minimumSegment.flatMap(ByteCount.parse) {
             options.minimumSegmentBytes = bytes
             options.minimumSplitBytes = bytes
@@ -183,8 +213,15 @@ struct Get: AsyncParsableCommand {
         options.journal = !noJournal
         if keepConnections { options.recycleConnections = .never }
         try network.apply(to: &options)
+        if let curlProxy, network.proxy == nil { options.request.proxy = curlProxy }
         return options
     }
+
+    /// `-x N` (aria2c): the per-host count; `nil` when absent or a proxy (curl's `-x`).
+    var aria2PerHostCount: Int? { aria2MaxPerHost.flatMap { Int($0) } }
+
+    /// `-x PROXY` (curl): the proxy, when the value is not a number.
+    var curlProxy: String? { aria2MaxPerHost.flatMap { Int($0) == nil ? $0 : nil } }
 
     /// `-n`: `auto` or a whole number; `nil` when it is neither.
     var connectionCount: DownloadOptions.ConnectionCount? {
@@ -246,8 +283,32 @@ struct NetworkOptions: ParsableArguments {
     @Option(name: .customLong("cacert"), help: ArgumentHelp("PEM file of CA certificates to trust. Example: --cacert ca.pem", valueName: "file"))
     var caCertificate: String?
 
-    @Option(name: .customLong("max-speed"), help: ArgumentHelp("Cap the total download speed (bytes/s, K/M/G suffixes). Example: --max-speed 10M", valueName: "rate"))
+    @Option(name: [.customLong("max-speed"), .customLong("limit-rate")], help: ArgumentHelp("Cap the total download speed (bytes/s, K/M/G suffixes); --limit-rate is the same (curl's and wget's name). Example: --max-speed 10M", valueName: "rate"))
     var maxSpeed: String?
+
+    @Option(name: .customLong("proxy"), help: ArgumentHelp("Send every request through this proxy (http://, https://, socks5h://), instead of what http_proxy, https_proxy and all_proxy say; --proxy '' uses none. Example: --proxy http://proxy.lan:3128", valueName: "url"))
+    var proxy: String?
+
+    @Option(name: .customLong("noproxy"), help: ArgumentHelp("Hosts to reach directly, not through the proxy (comma-separated, like no_proxy). Example: --noproxy localhost,.internal", valueName: "hosts"))
+    var noProxy: String?
+
+    @Flag(name: .customLong("netrc"), inversion: .prefixedNo, help: "Take a login for the host from ~/.netrc when the URL and -u give none (on by default, as wget2 and aria2c do).")
+    var netrc = true
+
+    @Option(name: .customLong("netrc-file"), help: ArgumentHelp("Read logins from this file instead of ~/.netrc. Example: --netrc-file ~/.config/netrc", valueName: "file"))
+    var netrcFile: String?
+
+    @Option(name: .customLong("resolve"), help: ArgumentHelp("Pin a host name and port to an address, like curl (repeatable). Example: --resolve cdn.example.com:443:203.0.113.7", valueName: "host:port:addr"))
+    var resolve: [String] = []
+
+    @Option(name: .customLong("connect-to"), help: ArgumentHelp("Connect to HOST2:PORT2 where a URL names HOST1:PORT1, like curl (repeatable; TLS still checks HOST1). Example: --connect-to cdn.example.com:443:edge7.example.net:443", valueName: "h1:p1:h2:p2"))
+    var connectTo: [String] = []
+
+    @Flag(name: .customShort("4"), help: "Resolve names to IPv4 addresses only.")
+    var ipv4 = false
+
+    @Flag(name: .customShort("6"), help: "Resolve names to IPv6 addresses only.")
+    var ipv6 = false
 
     @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Seconds allowed to connect. Example: --connect-timeout 10", valueName: "seconds"))
     var connectTimeout: Int = 20
@@ -267,6 +328,16 @@ struct NetworkOptions: ParsableArguments {
                 throw ValidationError("--max-speed must be a rate of at least 1K, like 10M (got '\(maxSpeed)')")
             }
         }
+        if ipv4 && ipv6 { throw ValidationError("use either -4 or -6, not both") }
+        for entry in resolve where entry.split(separator: ":", omittingEmptySubsequences: false).count < 3 {
+            throw ValidationError("--resolve takes HOST:PORT:ADDRESS (got '\(entry)')")
+        }
+        for entry in connectTo where entry.split(separator: ":", omittingEmptySubsequences: false).count != 4 {
+            throw ValidationError("--connect-to takes HOST1:PORT1:HOST2:PORT2, parts may be empty (got '\(entry)')")
+        }
+        if let netrcFile, !FileManager.default.isReadableFile(atPath: netrcFile) {
+            throw ValidationError("--netrc-file \(netrcFile) is not a readable file")
+        }
         guard (1...600).contains(connectTimeout) else { throw ValidationError("--connect-timeout must be between 1 and 600 seconds") }
         guard (1...100).contains(maxTries) else { throw ValidationError("--max-tries must be between 1 and 100") }
         guard retryWait >= 0 && retryWait <= 600 else { throw ValidationError("--retry-wait must be between 0 and 600 seconds") }
@@ -280,10 +351,26 @@ struct NetworkOptions: ParsableArguments {
         options.request.credentials = user
         if let userAgent { options.request.userAgent = userAgent }
         options.request.insecure = insecure
-        options.request.caCertificatePath = caCertificate
+        // curl's variables for a CA bundle, then OpenSSL's.
+        options.request.caCertificatePath = caCertificate ?? Self.environment("CURL_CA_BUNDLE") ?? Self.environment("SSL_CERT_FILE")
+        options.request.proxy = proxy
+        options.request.noProxy = noProxy
+        options.request.netrc = netrc || netrcFile != nil
+        options.request.netrcFile = netrcFile
+        options.request.resolve = resolve
+        options.request.connectTo = connectTo
+        options.request.ipVersion = ipv4 ? .v4 : ipv6 ? .v6 : .any
         options.request.maximumBytesPerSecond = maxSpeed.flatMap(ByteCount.parse)
         options.request.connectTimeoutSeconds = connectTimeout
         options.retry = RetryPolicy(maximumTries: maxTries, baseDelaySeconds: retryWait)
+    }
+}
+
+extension NetworkOptions {
+    /// A non-empty environment variable.
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name), value.pointee != 0 else { return nil }
+        return String(cString: value)
     }
 }
 

@@ -66,7 +66,7 @@ extension Get {
         var batch = BatchOptions()
         batch.jobs = jobs
         batch.maximumConnections = maxConnections
-        batch.maximumConnectionsPerHost = maxConnectionsPerHost
+        batch.maximumConnectionsPerHost = aria2PerHostCount ?? maxConnectionsPerHost
         batch.failFast = failFast
         batch.directory = directory ?? "."
         return batch

@@ -11,8 +11,22 @@ enum Main {
         signal(SIGPIPE, SIG_IGN)
         limitMallocArenas()
         let command: ParsableCommand
+        let arguments: [String]
         do {
-            command = try RangeFetchCommand.parseAsRoot()
+            arguments = try ConfigFile.expand(Array(CommandLine.arguments.dropFirst())) { line in
+                do {
+                    _ = try Get.parse(line + ["http://127.0.0.1/"])
+                    return nil
+                } catch {
+                    return UsageAdvice.rewrite(Get.message(for: error))
+                }
+            }
+        } catch {
+            writeOut("rangefetch: error: \(error.message)\n", to: STDERR_FILENO)
+            exit(ExitStatus.usage)
+        }
+        do {
+            command = try RangeFetchCommand.parseAsRoot(arguments)
         } catch {
             exitForParseError(error)
         }
@@ -43,7 +57,7 @@ enum Main {
     /// Argument errors exit 2 (not ArgumentParser's 64) so scripts see one usage code.
     private static func exitForParseError(_ error: Error) -> Never {
         let code = RangeFetchCommand.exitCode(for: error)
-        let message = RangeFetchCommand.fullMessage(for: error)
+        let message = UsageAdvice.rewrite(RangeFetchCommand.fullMessage(for: error))
         if code == .success {
             print(message)
             exit(ExitStatus.success)

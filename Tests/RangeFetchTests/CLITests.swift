@@ -63,15 +63,28 @@ final class CLITests {
     @Test func fileSystemProblemsExitFourBeforeAnyTransfer() throws {
         try www.randomFile("f.bin", size: 1000)
         let url = nginx.baseURL + "/f.bin"
-        let missing = try runCLI([url, "-d", out.file("nope")])
-        #expect(missing.status == 4)
-        #expect(missing.stderr.contains("does not exist"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: out.file("plain")))
+        let underFile = try runCLI([url, "-d", out.file("plain/sub")])
+        #expect(underFile.status == 4)
+        #expect(underFile.stderr.contains("plain is a file, not a directory"), "\(underFile.stderr)")
         let directory = try runCLI([url, "-o", out.path])
         #expect(directory.status == 4)
         #expect(directory.stderr.contains("is a directory"))
-        let missingParent = try runCLI([url, "-o", out.file("nope/f.bin")])
-        #expect(missingParent.status == 4)
+        let parentIsFile = try runCLI([url, "-o", out.file("plain/f.bin")])
+        #expect(parentIsFile.status == 4)
         #expect(nginx.accessLog().isEmpty)
+    }
+
+    /// `-d` and `-o` create missing directories, as aria2c and wget2 do.
+    @Test func missingDirectoriesAreCreated() throws {
+        let source = try www.randomFile("m.bin", size: 1000)
+        let intoDirectory = try runCLI([nginx.baseURL + "/m.bin", "-d", out.file("new/sub")])
+        #expect(intoDirectory.status == 0, "\(intoDirectory.stderr)")
+        #expect(try Checksums.sha256sum(out.file("new/sub/m.bin")) == Checksums.sha256sum(source))
+        let asFile = try runCLI([nginx.baseURL + "/m.bin", "-o", out.file("other/deeper/m.bin")])
+        #expect(asFile.status == 0, "\(asFile.stderr)")
+        let mode = try FileManager.default.attributesOfItem(atPath: out.file("other/deeper"))[.posixPermissions] as? Int
+        #expect(mode == 0o777 & ~Int(FileSystem.umask), "directory mode \(String(mode ?? 0, radix: 8))")
     }
 
     @Test func jsonModePrintsOneObjectPerLine() throws {

@@ -27,7 +27,7 @@ public struct Downloader: Sendable {
     ) async throws(DownloadError) -> DownloadSummary {
         try options.validate()
         _ = try URLParts.validate(url)
-        try OutputPaths.checkDestination(options.destination)
+        try OutputPaths.prepareDestination(options.destination)
         let cancellation = CancellationFlag()
         let options = self.options
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in

@@ -27,6 +27,18 @@ struct OutputPaths: Sendable {
         }
     }
 
+    /// Creates the missing directories a destination names (`-d new/sub`, the parents of
+    /// `-o new/sub/file`; mode 0755 less the umask, like `mkdir -p`), then checks it.
+    static func prepareDestination(_ destination: DownloadOptions.Destination) throws(DownloadError) {
+        switch destination {
+        case .directory(let directory): FileSystem.createDirectories(directory)
+        case .file(let path) where !path.isEmpty && FileSystem.kind(of: path) != .other:
+            FileSystem.createDirectories(FileSystem.directoryName(of: FileSystem.followingLinks(path)))
+        case .file, .standardOutput: break
+        }
+        try checkDestination(destination)
+    }
+
     /// Fails fast, before any network traffic, on destinations that cannot work.
     static func checkDestination(_ destination: DownloadOptions.Destination) throws(DownloadError) {
         switch destination {

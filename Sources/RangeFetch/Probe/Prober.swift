@@ -62,7 +62,7 @@ struct Prober {
         }
         // A write error is how we abandon a body we do not want; the head is what we came for.
         if result != CURLE_OK && !(result == CURLE_WRITE_ERROR && collector.head.isComplete) {
-            throw TransferFailure.curl(result, url: url, detail: easy.errorDetail)
+            throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))
         }
         return Exchange(response: collector.head, finalURL: easy.effectiveURL ?? url)
     }

@@ -97,7 +97,12 @@ enum FileSystem {
     static func checkWritableDirectory(_ directory: String) throws(DownloadError) {
         switch kind(of: directory) {
         case .missing:
-            throw DownloadError(.fileSystem(errno: ENOENT), "output directory \(directory) does not exist")
+            var ancestor = directoryName(of: directory)
+            while kind(of: ancestor) == .missing && ancestor != directoryName(of: ancestor) { ancestor = directoryName(of: ancestor) }
+            if kind(of: ancestor) != .directory {
+                throw DownloadError(.fileSystem(errno: ENOTDIR), "cannot create directory \(directory): \(ancestor) is a file, not a directory")
+            }
+            throw DownloadError(.fileSystem(errno: ENOENT), "output directory \(directory) does not exist and could not be created\(access(ancestor, W_OK) == 0 ? "" : " (\(ancestor) is not writable)")")
         case .directory:
             guard access(directory, W_OK) == 0 else {
                 throw DownloadError(.fileSystem(errno: EACCES), "output directory \(directory) is not writable")

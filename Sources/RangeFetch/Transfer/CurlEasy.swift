@@ -5,8 +5,9 @@ import CCurl
 /// Not thread-safe: create, configure and perform it on one thread (the engine's or the probe's).
 final class CurlEasy {
     let handle: UnsafeMutableRawPointer
-    /// libcurl keeps a pointer to the header list until the handle is done with it.
-    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// libcurl keeps a pointer to each list (headers, `--resolve`, `--connect-to`) until the
+    /// handle is done with it.
+    private var lists: [UInt32: UnsafeMutablePointer<curl_slist>] = [:]
     /// `CURLOPT_ERRORBUFFER`: libcurl's own sentence about the last failure (`CURL_ERROR_SIZE`,
     /// 256 bytes), e.g. "Too large response headers: 307979 > 307200".
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -24,7 +25,7 @@ final class CurlEasy {
 
     deinit {
         curl_easy_cleanup(handle)
-        curl_slist_free_all(headerList)
+        for list in lists.values { curl_slist_free_all(list) }
         errorBuffer.deallocate()
     }
 
@@ -69,12 +70,17 @@ final class CurlEasy {
 
     /// Replaces the request's extra header lines (`Name: value`).
     func setHeaders(_ lines: [String]) {
-        let old = headerList
+        setList(CURLOPT_HTTPHEADER, lines)
+    }
+
+    /// Replaces a string-list option (`CURLOPT_HTTPHEADER`, `CURLOPT_RESOLVE`, `CURLOPT_CONNECT_TO`).
+    func setList(_ option: CURLoption, _ lines: [String]) {
+        let old = lists[option.rawValue]
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines { list = curl_slist_append(list, line) }
-        ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list)
-        headerList = list
-        curl_slist_free_all(old)
+        ccurl_easy_setopt_slist(handle, option, list)
+        lists[option.rawValue] = list
+        if let old { curl_slist_free_all(old) }
     }
 
     /// Resumes a transfer paused from its write callback (`curl_easy_pause(CURLPAUSE_CONT)`);

@@ -1,4 +1,7 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How every request of a download is made: headers, credentials, TLS and timeouts.
 public struct RequestOptions: Sendable, Equatable {
@@ -32,6 +35,28 @@ public struct RequestOptions: Sendable, Equatable {
     /// Enforced by the engine's ``RateLimiter`` (libcurl 7.88 ignores `CURLOPT_MAX_RECV_SPEED_LARGE`
     /// on requests that carry `CURLOPT_RANGE`, measured here).
     public var maximumBytesPerSecond: Int64?
+
+    /// A proxy for every request (`http://`, `https://`, `socks5h://` …), instead of what the
+    /// `http_proxy`/`https_proxy`/`all_proxy` variables say; `""` uses none.
+    public var proxy: String?
+    /// Hosts reached directly, not through a proxy (comma-separated, as `no_proxy`).
+    public var noProxy: String?
+    /// Read login and password for a host from a netrc file when the URL and ``credentials``
+    /// give none (as wget2 and aria2c do with `~/.netrc`).
+    public var netrc = true
+    /// The netrc file; `nil`: `~/.netrc`.
+    public var netrcFile: String?
+    /// `HOST:PORT:ADDRESS[,ADDRESS]…` entries that pin a name to addresses (curl's `--resolve`).
+    public var resolve: [String] = []
+    /// `HOST1:PORT1:HOST2:PORT2` entries: connect to the second where a URL names the first
+    /// (curl's `--connect-to`).
+    public var connectTo: [String] = []
+    /// Which IP version names resolve to.
+    public var ipVersion: IPVersion = .any
+
+    public enum IPVersion: Sendable, Equatable {
+        case any, v4, v6
+    }
 
     public init() {}
 
@@ -72,6 +97,19 @@ public struct RequestOptions: Sendable, Equatable {
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         if let caCertificatePath { easy.set(CURLOPT_CAINFO, caCertificatePath) }
+        if let proxy { easy.set(CURLOPT_PROXY, proxy) }
+        if let noProxy { easy.set(CURLOPT_NOPROXY, noProxy) }
+        if netrc {
+            easy.set(CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
+            if let netrcFile { easy.set(CURLOPT_NETRC_FILE, netrcFile) }
+        }
+        if !resolve.isEmpty { easy.setList(CURLOPT_RESOLVE, resolve) }
+        if !connectTo.isEmpty { easy.setList(CURLOPT_CONNECT_TO, connectTo) }
+        switch ipVersion {
+        case .any: break
+        case .v4: easy.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
+        case .v6: easy.set(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
+        }
         // Sends "Accept-Encoding: identity" unless a header line names the field (libcurl then
         // sends that line instead, never both), and turns on decoding: libcurl 7.88 decodes any
         // coding it supports that a response declares, advertised or not (measured: a gzip body
@@ -102,6 +140,33 @@ public struct RequestOptions: Sendable, Equatable {
             return "takes 'Name: value' (got '\(start)\(start.count < line.count ? " …" : "")')"
         }
         return nil
+    }
+
+    /// The proxy a request for `url` goes through, named with where it was set (`--proxy`,
+    /// `https_proxy`, …), or `nil` when it goes direct. Follows libcurl's rules: the option,
+    /// else `http_proxy` (lower case only) or `HTTPS_PROXY`/`https_proxy` by scheme, else
+    /// `ALL_PROXY`/`all_proxy`; `--noproxy` or `NO_PROXY`/`no_proxy` (`*`, a host or a domain
+    /// suffix) bypass it.
+    func proxyInUse(for url: String, environment: (String) -> String? = RequestOptions.environment) -> String? {
+        guard let parts = URLParts(url) else { return nil }
+        let host = parts.host.lowercased()
+        let bypass = noProxy ?? environment("no_proxy") ?? environment("NO_PROXY") ?? ""
+        for entry in bypass.split(separator: ",").map({ $0.trimmingCharacters().lowercased() }) where !entry.isEmpty {
+            let domain = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
+            if entry == "*" || host == domain || host.hasSuffix("." + domain) { return nil }
+        }
+        if let proxy { return proxy.isEmpty ? nil : "\(Redaction.url(proxy)) (--proxy)" }
+        let names = parts.scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
+        for name in names + ["all_proxy", "ALL_PROXY"] {
+            if let value = environment(name) { return "\(Redaction.url(value)) (from \(name))" }
+        }
+        return nil
+    }
+
+    /// A non-empty environment variable.
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name), value.pointee != 0 else { return nil }
+        return String(cString: value)
     }
 
     /// Header fields that hold secrets for one origin.

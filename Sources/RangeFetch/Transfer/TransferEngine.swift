@@ -523,7 +523,8 @@ final class TransferEngine {
         } else {
             let url = configuration.remote.finalURL
             error = TransferFailure.responseHead(result, head: transfer.head, detail: transfer.easy.errorDetail, url: url)
-                ?? TransferFailure.curl(result, url: url, detail: transfer.easy.errorDetail)
+                ?? TransferFailure.curl(result, url: url, detail: transfer.easy.errorDetail,
+                                        proxy: configuration.request.proxyInUse(for: url))
         }
         guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
         let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)

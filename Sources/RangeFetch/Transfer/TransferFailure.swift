@@ -34,10 +34,16 @@ enum TransferFailure {
         }
     }
 
-    static func curl(_ code: CURLcode, url: String, detail: String?) -> DownloadError {
+    /// - Parameter proxy: the proxy the request went through, as ``RequestOptions/proxyInUse(for:)``
+    ///   describes it: connection failures then name it, not the server.
+    static func curl(_ code: CURLcode, url: String, detail: String?, proxy: String? = nil) -> DownloadError {
         let raw = Int32(code.rawValue)
         var message = "\(url): \(code.explanation)"
         switch code {
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            message = "\(url): could not resolve the host of the proxy \(proxy ?? "")"
+        case CURLE_COULDNT_CONNECT where proxy != nil:
+            message = "\(url): could not connect to the proxy \(proxy ?? "") (is it up? --proxy URL sets another, --noproxy HOST bypasses it)"
         case CURLE_COULDNT_RESOLVE_HOST: message = "\(url): could not resolve host"
         case CURLE_COULDNT_CONNECT: message = "\(url): could not connect (is the server up?)"
         case CURLE_OPERATION_TIMEDOUT: message = "\(url): timed out (no data for too long)"
