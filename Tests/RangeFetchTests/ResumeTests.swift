@@ -102,6 +102,19 @@ final class ResumeTests {
         try finishAndCheck(kills: 1)
     }
 
+    /// A server without ranges: no journal, so Ctrl-C must not promise a resume.
+    @Test func interruptingASingleStreamSaysItCannotResume() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let run = try RunningCLI([server.dataURL(size: 32 << 20, "norange=1&rate=4000000"), "-o", out.file("single.bin"), "--json"])
+        #expect(run.waitUntilReceived(1 << 20))
+        run.send(SIGINT)
+        let (status, stderr) = try run.wait()
+        #expect(status == 130)
+        #expect(stderr.contains("does not serve byte ranges") && stderr.contains("starts from the beginning"), "\(stderr)")
+        #expect(!stderr.contains("to resume"), "\(stderr)")
+    }
+
     @Test func secondProcessOnTheSamePathFailsFast() throws {
         let first = try RunningCLI(arguments)
         #expect(first.waitUntilReceived(1))

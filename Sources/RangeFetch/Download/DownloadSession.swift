@@ -270,6 +270,12 @@ final class DownloadSession {
             if let checkpointer, error.code != .rangesNotHonoured {
                 try? checkpointer.finish(engine.segmentStates)
             }
+            if error.code == .cancelled, checkpointer == nil {
+                // No journal (a server without ranges, or a small file): nothing can be resumed.
+                let why = mode == .singleStream ? "the server does not serve byte ranges, so"
+                    : options.journal ? "files under 2 MiB keep no journal, so" : "no journal was kept, so"
+                throw DownloadError(.cancelled, "interrupted after \(engine.segmentStates.writtenBytes) bytes; \(why) running the command again starts from the beginning")
+            }
             if error.code == .cancelled {
                 throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial) — rerun the same command to resume")
             }
