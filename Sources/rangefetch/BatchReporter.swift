@@ -42,10 +42,19 @@ final class BatchReporter: Sendable {
 
     /// `-q`: no table at the end either.
     private let quiet: Bool
+    /// `-v`: a line per finished or failed request, labelled with its file (a `request` object
+    /// with `--json`).
+    private let verbose: Bool
 
-    init(json: Bool, quiet: Bool) {
+    init(json: Bool, quiet: Bool, verbose: Bool = false) {
         style = Reporter.Style(json: json, quiet: quiet)
         self.quiet = quiet
+        self.verbose = verbose
+    }
+
+    /// The final table, cut to the terminal's width when stdout is one.
+    private func table(_ summary: BatchSummary) -> String {
+        BatchRenderer.table(summary, columns: isatty(STDOUT_FILENO) != 0 ? Terminal.width() : nil) + "\n"
     }
 
     func begin(urls: [String]) {
@@ -55,7 +64,13 @@ final class BatchReporter: Sendable {
     func handle(_ event: BatchEvent) {
         // Per-request lines are `get -v` of a single download; slow-connection takeovers are
         // routine, so only the JSON keeps them.
-        if case .file(_, .requestEnded) = event { return }
+        if case .file(let index, .requestEnded(let end)) = event {
+            guard verbose else { return }
+            if style == .json { return handleJSON(event) }
+            let line = "\(label(index)): \(ProgressRenderer.requestLine(end))\n"
+            let clear = state.withLock { clearBlock(&$0) }
+            return writeOut(clear + line, to: STDERR_FILENO)
+        }
         if case .file(_, .warning(let message)) = event, style != .json, SlowConnectionTakeover.matches(message) { return }
         switch style {
         case .json: handleJSON(event)
@@ -75,9 +90,9 @@ final class BatchReporter: Sendable {
         case .bar:
             let clear = state.withLock { clearBlock(&$0) }
             writeOut(clear, to: STDERR_FILENO)
-            writeOut(BatchRenderer.table(summary) + "\n", to: STDOUT_FILENO)
+            writeOut(table(summary), to: STDOUT_FILENO)
         case .silent:
-            if !quiet { writeOut(BatchRenderer.table(summary) + "\n", to: STDOUT_FILENO) }
+            if !quiet { writeOut(table(summary), to: STDOUT_FILENO) }
         }
     }
 

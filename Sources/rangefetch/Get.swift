@@ -67,7 +67,7 @@ struct Get: AsyncParsableCommand {
     @Flag(name: [.short, .customLong("quiet")], help: "No progress bar or summary; errors still go to stderr.")
     var quiet = false
 
-    @Flag(name: [.short, .customLong("verbose")], help: "Also print a line per finished or failed request on stderr: range, HTTP status, bytes, speed, retry number (a request object with --json). Single downloads only.")
+    @Flag(name: [.short, .customLong("verbose")], help: "Also print a line per finished or failed request on stderr: range, HTTP status, bytes, speed, retry number (a request object with --json); in a batch each line starts with its file.")
     var verbose = false
 
     @OptionGroup var checks: ChecksumOptions

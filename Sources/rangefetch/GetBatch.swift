@@ -28,7 +28,7 @@ extension Get {
     }
 
     func runBatch() async throws {
-        let reporter = BatchReporter(json: json, quiet: quiet)
+        let reporter = BatchReporter(json: json, quiet: quiet, verbose: verbose)
         let summary: BatchSummary
         do {
             summary = try await downloadBatch(reporter: reporter)

@@ -88,6 +88,16 @@ struct RangeFetchCommand: AsyncParsableCommand {
           rangefetch verify out.bin --checksum-file SHA256SUMS
           rangefetch bench https://example.com/big.iso
 
+        Common options (rangefetch get --help lists every one; a config file can hold defaults):
+          -o PATH, -o -, -O, -d DIR   where the file goes (- streams to stdout, in order)
+          -n N|auto                   parallel TCP connections (default auto, up to 16)
+          -c, --continue              take a file already at the path as the first bytes
+          --checksum sha256=HEX       verify before the file is moved into place
+          -i LIST, -j N               a list of URLs, N files at once
+          --limit-rate RATE           cap the total speed
+          -H 'Name: value', -u USER:PASS, --proxy URL, --cacert FILE, -k
+          -q, -v, --json              quiet, a line per request, JSON lines
+
         Exit codes: 0 ok, 1 other, 2 usage, 3 network/HTTP, 4 file system, 5 checksum, 130 interrupted.
 
         Shell completions and the man page: scripts/install-extras.sh (see the README).

@@ -269,3 +269,61 @@ final class BatchConnectionLimitTests {
         #expect(peak <= perHost + 1, "\(peak) TCP connections open at once with a limit of \(perHost)")
     }
 }
+
+/// A batch stopped with Ctrl-C tells what it saved, and `-v` works in a batch.
+@Suite(.serialized)
+final class BatchInterruptTests {
+    let server: FaultServer
+    let out: TemporaryDirectory
+
+    init() throws {
+        server = try FaultServer()
+        out = try TemporaryDirectory("rf-batch-int")
+    }
+
+    deinit { server.stop() }
+
+    @Test func interruptedFilesReportTheBytesTheyHold() throws {
+        let lines = (0..<3).map { server.dataURL(size: 32 << 20, name: "i\($0).bin", "rate=4000000") + "\n  out=i\($0).bin" }
+        try lines.joined(separator: "\n").write(toFile: out.file("list.txt"), atomically: true, encoding: .utf8)
+        let run = try RunningCLI(["-i", out.file("list.txt"), "-d", out.file("files"), "-j", "2"])
+        #expect(run.waitUntilReceived(4 << 20))
+        run.send(SIGINT)
+        let (status, stderr) = try run.wait()
+        #expect(status == 130, "\(stderr)")
+        let finish = run.outputLines.first { $0.contains("\"event\":\"batch_finish\"") } ?? ""
+        // The batch's own total comes first; it counts what the interrupted files received.
+        let total = finish.components(separatedBy: "\"transferred_bytes\":").dropFirst().first?.prefix { $0.isNumber }
+        #expect((total.flatMap { Int64($0) } ?? 0) > 0, "\(finish.prefix(300))")
+        #expect(finish.contains("\"status\":\"interrupted\",\"bytes\":"), "\(finish.prefix(600))")
+        let interrupted = finish.components(separatedBy: "\"status\":\"interrupted\",\"bytes\":").dropFirst()
+        #expect(interrupted.contains { !$0.hasPrefix("0,") }, "no interrupted file holds bytes: \(finish.prefix(600))")
+    }
+
+    @Test func verboseListsEveryRequestWithItsFile() throws {
+        let lines = (0..<2).map { server.dataURL(size: 4 << 20, name: "v\($0).bin") + "\n  out=v\($0).bin" }
+        try lines.joined(separator: "\n").write(toFile: out.file("list.txt"), atomically: true, encoding: .utf8)
+        let result = try runCLI(["-i", out.file("list.txt"), "-d", out.file("files"), "-v", "-n", "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        for index in 0..<2 {
+            #expect(result.stderr.contains("v\(index).bin: ") && result.stderr.contains("206"), "\(result.stderr.prefix(600))")
+        }
+    }
+
+    @Test func theTableFitsTheTerminalAndShowsWhatInterruptedFilesHold() {
+        var interrupted = BatchFileResult(index: 0, url: "http://127.0.0.1/a-rather-long-name-for-a-model-shard-00001-of-00010.safetensors", status: .interrupted)
+        interrupted.path = "/data/models/a-rather-long-name-for-a-model-shard-00001-of-00010.safetensors"
+        interrupted.bytes = 250 << 20
+        interrupted.transferredBytes = 250 << 20
+        interrupted.elapsedSeconds = 2.45
+        interrupted.error = DownloadError(.cancelled, "interrupted; 262144000 of 1073741824 bytes are saved in /data/models/a-rather-long-name.part — rerun the same command to resume")
+        var failed = BatchFileResult(index: 1, url: "http://127.0.0.1/b.bin", status: .failed)
+        failed.error = DownloadError(.httpStatus(404), "list.txt line 2: http://127.0.0.1/b.bin: server answered HTTP 404 (not found), a long explanation that goes on")
+        let summary = BatchSummary(files: [interrupted, failed], elapsedSeconds: 2.45)
+        let table = BatchRenderer.table(summary, columns: 80)
+        #expect(table.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(table)")
+        #expect(table.contains("250.0 MiB"), "\(table)")
+        #expect(!table.contains("0 B in"), "\(table)")
+        #expect(table.contains("     error: list.txt line 2"), "\(table)")
+    }
+}

@@ -25,6 +25,10 @@ final class CLITests {
         let top = try runCLI(["--help"])
         #expect(top.status == 0)
         #expect(top.stdout.contains("Exit codes"))
+        // The plain help teaches the default command's common flags too.
+        for option in ["-o PATH", "-n N|auto", "--continue", "--checksum", "-i LIST", "--limit-rate", "--proxy"] {
+            #expect(top.stdout.contains(option), "rangefetch --help lacks \(option)")
+        }
     }
 
     static let usageErrors: [([String], String)] = [

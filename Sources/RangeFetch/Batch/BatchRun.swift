@@ -61,16 +61,26 @@ final class BatchRun: Sendable {
         let entry = entries[index]
         let began = MonotonicTime.now()
         let emit = self.emit
+        // Where a file that does not finish stands: its path and the bytes it holds.
+        let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
             let options = try self.options(for: entry)
             try Self.prepareDirectory(options.destination)
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)
             return try DownloadSession(url: entry.url, options: options, cancellation: cancellation, multi: multi,
-                                       sharing: sharing) { emit(.file(index: index, $0)) }.run()
+                                       sharing: sharing) { event in
+                switch event {
+                case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }
+                case .progress(let report): progress.withLock { $0.received = report.receivedBytes }
+                default: break
+                }
+                emit(.file(index: index, event))
+            }.run()
         }
         var result = BatchFileResult(index: index, url: entry.url, status: .downloaded)
         result.elapsedSeconds = MonotonicTime.now() - began
+        (result.path, result.bytes, result.transferredBytes) = progress.withLock { ($0.path, $0.received, $0.received - $0.resumed) }
         switch outcome {
         case .success(let summary):
             result.status = summary.alreadyComplete ? .alreadyComplete : .downloaded

@@ -76,6 +76,10 @@ final class DownloadSession {
     private func download(_ remote: RemoteFile) throws(DownloadError) -> DownloadSummary {
         emit(.probed(remote))
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
+        if !remote.isSegmentable && remote.decodingWarning == nil {
+            let why = remote.acceptsRanges ? "did not say how large the file is" : "does not serve byte ranges"
+            emit(.warning("\(Redaction.url(url)): the server \(why), so the download is one stream on one connection, and an interruption starts it over"))
+        }
         if let target = StreamTarget(destination: options.destination, suggestedName: remote.suggestedName) {
             return try stream(remote, to: target)
         }

@@ -55,16 +55,21 @@ public enum BatchRenderer {
     /// #    status            size      time   speed       file
     /// 1    downloaded        64.0 KiB  0.01 s 6.2 MiB/s   ./a.bin
     /// ```
-    public static func table(_ summary: BatchSummary) -> String {
+    ///
+    /// A file that did not finish shows the bytes it holds (its partial file resumes); a failed
+    /// one's error follows on a line of its own. With `columns`, no line is longer (a terminal's
+    /// width: lines end in `…` rather than wrap).
+    public static func table(_ summary: BatchSummary, columns: Int? = nil) -> String {
         var lines = [row("#", "status", "size", "time", "speed", "file")]
         for result in summary.files {
-            let fetched = result.status == .downloaded
+            let moved = result.status == .downloaded || result.status == .interrupted
             lines.append(row(
                 "\(result.index + 1)", result.status.rawValue,
                 result.path == nil ? "-" : ByteCount.format(result.bytes),
                 result.status == .notStarted ? "-" : formatDecimal(result.elapsedSeconds, places: 2) + " s",
-                fetched ? ByteCount.format(Int64(result.bytesPerSecond)) + "/s" : "-",
-                (result.path ?? result.url) + (result.error.map { "  (\($0.message))" } ?? "")))
+                moved && result.transferredBytes > 0 ? ByteCount.format(Int64(result.bytesPerSecond)) + "/s" : "-",
+                result.path ?? result.url))
+            if result.status == .failed, let error = result.error { lines.append("     error: \(error.message)") }
         }
         let speed = summary.elapsedSeconds > 0 ? Double(summary.transferredBytes) / summary.elapsedSeconds : 0
         var counts = ["\(summary.count(.downloaded)) downloaded"]
@@ -72,7 +77,8 @@ public enum BatchRenderer {
             counts.append("\(summary.count(status)) \(status.rawValue)")
         }
         lines.append("\(summary.files.count) files: \(counts.joined(separator: ", ")); \(ByteCount.format(summary.transferredBytes)) in \(formatDecimal(summary.elapsedSeconds, places: 2)) s (\(ByteCount.format(Int64(speed)))/s)")
-        return lines.joined(separator: "\n")
+        guard let columns, columns > 1 else { return lines.joined(separator: "\n") }
+        return lines.map { $0.count > columns ? String($0.prefix(columns - 1)) + "…" : $0 }.joined(separator: "\n")
     }
 
     private static func row(_ number: String, _ status: String, _ size: String, _ time: String, _ speed: String, _ file: String) -> String {
