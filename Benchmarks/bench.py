@@ -33,7 +33,7 @@ Environment: RANGEFETCH (binary), WORK (scratch directory on disk), OUT (output 
 SOURCE (the file served directly and through the relay), DIRECT_URL, CAPPED_URL (optional),
 WAN_URL, WAN_SOURCE, WAN_NETNS, WAN_DESCRIPTION (optional), BENCH_RATE_MIB (25),
 BENCH_RUNS (3), BENCH_RUNS_SLOW (single-connection tools in the capped and wan scenarios;
-default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,many,batchcapped,journal,checksum,
+default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,many,batchcapped,stream,journal,checksum,
 hash), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
 RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there),
 DIRECT_HTTPS_URL, DIRECT_H2_URL, CAPPED_HTTPS_URL, CAPPED_H2_URL, WAN_HTTPS_URL, WAN_H2_URL,
@@ -354,6 +354,36 @@ def scenario(section_id, title, chart_title, url, source, netns="", notes=(), ac
                  extra={"kind": "scenario", "chart_title": chart_title, "url": url, "netns": netns or None})
 
 
+def stream_section():
+    """-o - (ordered streaming to a pipe) against the same download to a file and curl | ..."""
+    digest_file = os.path.join(OUT, "stream.sha256")
+    want = subprocess.run(["sha256sum", SOURCE], capture_output=True, text=True, check=True).stdout.split()[0]
+
+    def check():
+        if os.path.exists(TARGET):
+            return identical(SOURCE)
+        with open(digest_file) as handle:
+            return handle.read().split()[0] == want
+
+    quoted = shlex.quote(CAPPED_URL)
+    entries = [
+        (Row("rangefetch -n 16 -o FILE", "rangefetch", True), [RF, "-q", "-n", "16"] + RF_FLAGS + ["-o", TARGET, CAPPED_URL]),
+        (Row("rangefetch -n 16 -o - | sha256sum", "rangefetch"),
+         ["sh", "-c", " ".join([shlex.quote(RF), "-q", "-n", "16"] + [shlex.quote(f) for f in RF_FLAGS]
+                               + ["-o", "-", quoted, "|", "sha256sum", ">", shlex.quote(digest_file)])]),
+        (Row("curl | sha256sum", "curl"), ["sh", "-c", f"curl -s {quoted} | sha256sum > {shlex.quote(digest_file)}"]),
+    ]
+    say()
+    say("running streaming to a pipe")
+    warm(SOURCE)
+    measure_alternating(entries, SOURCE, RUNS, check=check,
+                        runs_for=lambda row: RUNS_SLOW if row.tool == "curl" else None)
+    table("stream", f"Streaming to a pipe: -o - | sha256sum through the {RATE_MIB} MiB/s-per-connection relay",
+          [row for row, _ in entries], os.path.getsize(SOURCE),
+          ["The pipe rows are checked by the digest sha256sum printed; peak RSS is the pipeline's largest process.",
+           "speed vs X = X's median wall time / this row's (above 1: faster)."], extra={"kind": "stream"})
+
+
 def journal_section():
     entries = []
     for url, where in ((DIRECT_URL, "unthrottled"), (CAPPED_URL, "capped")):
@@ -581,6 +611,8 @@ def main():
         many_section()
     if BATCH_URLS and wanted("batchcapped"):
         batch_capped_section()
+    if "rangefetch" in TOOL_NAMES and CAPPED_URL and wanted("stream"):
+        stream_section()
     if "rangefetch" in TOOL_NAMES and wanted("journal"):
         journal_section()
     if "rangefetch" in TOOL_NAMES and wanted("checksum"):

@@ -16,7 +16,7 @@
 #                              tens of seconds each (default BENCH_RUNS)
 #   BENCH_ONLY (all)           comma list: unthrottled,capped,wan (plain HTTP), their HTTPS twins
 #                              unthrottled-https,unthrottled-h2,capped-https,capped-h2,wan-https,wan-h2
-#                              (or https for all six), many,batchcapped,journal,checksum,hash
+#                              (or https for all six), many,batchcapped,stream,journal,checksum,hash
 #   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
 #   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
 #   BENCH_TOOLS                subset of "curl aria2c axel rangefetch"

@@ -101,6 +101,12 @@ final class OrderedStream: @unchecked Sendable {
             }
             guard to > from else { return }
             do throws(SystemCallError) {
+                if digest == nil, !copyOnly {
+                    // Nothing to hash: the kernel moves the spool's pages to the output
+                    // (`sendfile`), without a copy through this process.
+                    if try sendDirect(from: from, count: min(to - from, Self.sendfileBytes)) { continue }
+                    copyOnly = true
+                }
                 let count = Int(min(Int64(buffer.count), to - from))
                 let read = try spool.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]), at: from)
                 guard read > 0 else { throw SystemCallError(function: "pread", path: spool.path, errno: EIO) }
@@ -119,6 +125,33 @@ final class OrderedStream: @unchecked Sendable {
                 wake(false)
             }
         }
+    }
+
+    /// `sendfile` was refused for this output (`EINVAL`, `ENOSYS`): copy through the buffer.
+    private var copyOnly = false
+    /// Bytes handed to one `sendfile` at most.
+    static let sendfileBytes: Int64 = 8 << 20
+
+    /// Sends `count` bytes of the spool from `offset` with `sendfile`, counting them as they go;
+    /// `false` when the output does not take `sendfile` (nothing was sent).
+    private func sendDirect(from offset: Int64, count: Int64) throws(SystemCallError) -> Bool {
+        var position = off_t(offset)
+        let end = offset + count
+        while Int64(position) < end {
+            do throws(SystemCallError) {
+                let moved = try SystemCall.check("sendfile", path: outputName) {
+                    sendfile(output, spool.descriptor, &position, Int(end - Int64(position)))
+                }
+                guard moved > 0 else { throw SystemCallError(function: "sendfile", path: outputName, errno: EIO) }
+                sent.add(Int64(moved), ordering: .releasing)
+            } catch where error.errno == EAGAIN {
+                var ready = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, 100)
+            } catch where (error.errno == EINVAL || error.errno == ENOSYS) && Int64(position) == offset {
+                return false
+            }
+        }
+        return true
     }
 
     /// Writes all of `bytes` to the output, counting them as sent as they go, and waiting while
