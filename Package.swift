@@ -10,6 +10,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // S3's XML answers (ListObjectsV2, error bodies).
+        .package(url: "https://github.com/drmohundro/SWXMLHash", from: "8.1.1"),
     ],
     targets: [
         // Typed, non-variadic wrappers over libcurl (Swift cannot call C variadics).
@@ -18,7 +20,8 @@ let package = Package(
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("crypto")]),
         // libc calls Glibc does not export to Swift (fallocate needs _GNU_SOURCE; mallopt).
         .target(name: "CFileShims"),
-        .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims"]),
+        .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims",
+                                                   .product(name: "SWXMLHash", package: "SWXMLHash")]),
         .executableTarget(
             name: "rangefetch",
             dependencies: [

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib/packages.sh
 rf_base_packages
 rf_test_server_packages
+rf_test_python
 rf_require_swift
 
 swift build

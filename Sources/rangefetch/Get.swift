@@ -95,6 +95,9 @@ struct Get: AsyncParsableCommand {
 
     @OptionGroup var network: NetworkOptions
 
+    @Flag(name: .customLong("no-sign-request"), help: "For s3:// URLs of a public bucket: send requests unsigned (no credentials needed), as aws s3 --no-sign-request.")
+    var noSignRequest = false
+
     @Option(name: .customLong("config"), help: ArgumentHelp("Read default options from this file instead of $XDG_CONFIG_HOME/rangefetch/config (else ~/.config/rangefetch/config): one option a line, its long name with or without dashes, then its value (connections 8, header Authorization: Bearer …), # for comments. The command line wins. Example: --config ./ci.conf", valueName: "file"))
     var config: String?
 
@@ -214,6 +217,7 @@ struct Get: AsyncParsableCommand {
         if keepConnections { options.recycleConnections = .never }
         try network.apply(to: &options)
         if let curlProxy, network.proxy == nil { options.request.proxy = curlProxy }
+        if noSignRequest { options.s3 = try S3Configuration.load(unsigned: true) }
         return options
     }
 

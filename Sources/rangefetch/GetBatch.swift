@@ -8,7 +8,7 @@ import RangeFetch
 /// `rangefetch URL URL …`, `-i FILE`: many files, `-j` at once, sharing one connection budget.
 extension Get {
     /// Several URLs, a list file or a shard make a batch.
-    var isBatch: Bool { inputFile != nil || urls.count > 1 || shard != nil }
+    var isBatch: Bool { inputFile != nil || urls.count > 1 || shard != nil || urls.contains { S3Location($0)?.isPrefix == true } }
 
     func validateBatch() throws {
         if urls.isEmpty && inputFile == nil { throw ValidationError("--shard needs a list: -i FILE or several URLs") }
@@ -44,9 +44,9 @@ extension Get {
     }
 
     private func downloadBatch(reporter: BatchReporter) async throws(DownloadError) -> BatchSummary {
-        let entries = try loadEntries()
-        reporter.begin(urls: entries.map(\.url))
         let downloader = Downloader(options: try makeOptions())
+        let entries = try await loadEntries(downloader)
+        reporter.begin(urls: entries.map(\.url))
         let batch = batchOptions
         let task = Task { () async throws(DownloadError) -> BatchSummary in
             try await downloader.download(batch: entries, options: batch) { reporter.handle($0) }
@@ -74,10 +74,17 @@ extension Get {
 
     /// The batch's entries: URLs on the command line, then the `-i` list; checked (syntax,
     /// distinct output paths) as a whole, then cut to this shard.
-    private func loadEntries() throws(DownloadError) -> [BatchEntry] {
-        var entries = urls.map { BatchEntry(url: $0) }
-        for index in entries.indices {
-            do { _ = try URLParts.validate(entries[index].url) } catch { throw DownloadError(usageMessage: error.message) }
+    private func loadEntries(_ downloader: Downloader) async throws(DownloadError) -> [BatchEntry] {
+        var entries: [BatchEntry] = []
+        for url in urls {
+            if let location = S3Location(url) {
+                guard !location.bucket.isEmpty else { throw DownloadError.usage("\(url): no bucket (s3://BUCKET/KEY)") }
+                // A prefix is its objects, listed now (every page).
+                entries += location.isPrefix ? try await downloader.s3Entries(url) : [BatchEntry(url: url)]
+                continue
+            }
+            do { _ = try URLParts.validate(url) } catch { throw DownloadError(usageMessage: error.message) }
+            entries.append(BatchEntry(url: url))
         }
         if let inputFile {
             let source = inputFile == "-" ? "stdin" : inputFile

@@ -20,6 +20,7 @@ struct RedactionTests {
         let message = "http://a:b@h1/x: redirect to https://h2/y?token=t1 failed (HTTP 403, \"https://c:d@h3/\")"
         #expect(Redaction.text(message) == "http://a:REDACTED@h1/x: redirect to https://h2/y?token=REDACTED failed (HTTP 403, \"https://c:REDACTED@h3/\")")
         #expect(Redaction.text("no url here: 3 of 4") == "no url here: 3 of 4")
+        #expect(Redaction.text("https://h/x?X-Amz-Signature=abc: HTTP 403") == "https://h/x?X-Amz-Signature=REDACTED: HTTP 403")
         #expect(DownloadError(.httpStatus(404), "http://u:pw@h/f: HTTP 404").message == "http://u:REDACTED@h/f: HTTP 404")
     }
 }

@@ -3,4 +3,5 @@
 #define COPENSSL_H
 #include <openssl/evp.h>
 #include <openssl/crypto.h>
+#include <openssl/hmac.h>
 #endif

@@ -64,11 +64,11 @@ final class BatchRun: Sendable {
         // Where a file that does not finish stands: its path and the bytes it holds.
         let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
-            let options = try self.options(for: entry)
+            let (url, options) = try DownloadSession.prepare(url: entry.url, options: self.options(for: entry))
             try Self.prepareDirectory(options.destination)
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)
-            return try DownloadSession(url: entry.url, options: options, cancellation: cancellation, multi: multi,
+            return try DownloadSession(url: url, options: options, cancellation: cancellation, multi: multi,
                                        sharing: sharing) { event in
                 switch event {
                 case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }

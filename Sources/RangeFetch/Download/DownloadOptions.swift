@@ -91,6 +91,9 @@ public struct DownloadOptions: Sendable {
     /// taken ranges may arrive, in bytes. Connections that run ahead wait; the bytes between
     /// wait in a spool file with no name (in `$TMPDIR`, else `/var/tmp`), not in memory.
     public var streamWindowBytes: Int64 = 64 << 20
+    /// How `s3://` URLs are reached and signed; `nil`: read from the environment and
+    /// `~/.aws` when an `s3://` URL is downloaded (``S3Configuration/load(unsigned:)``).
+    public var s3: S3Configuration?
     /// Digests to compute over a stream's bytes as they go out, returned in
     /// ``DownloadSummary/digests`` (a stream leaves no file to hash afterwards).
     public var streamDigests: [DigestAlgorithm] = []

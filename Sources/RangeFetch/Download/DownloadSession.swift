@@ -50,6 +50,21 @@ final class DownloadSession {
         }
     }
 
+    /// The URL to request and the options for `url`: an `s3://BUCKET/KEY` becomes its object's
+    /// HTTP(S) URL, with every request signed (``S3Configuration``); others are unchanged.
+    static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
+        guard let location = S3Location(url) else { return (url, options) }
+        guard !location.bucket.isEmpty, !location.isPrefix else {
+            throw DownloadError(.invalidURL, "\(url) names a prefix, not an object: list it as a batch (rangefetch \(url) -d DIR)")
+        }
+        var options = options
+        let configuration: S3Configuration
+        if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
+        options.s3 = configuration
+        options.request.s3Signer = configuration.signer
+        return (configuration.url(bucket: location.bucket, key: location.key), options)
+    }
+
     /// A file that changes on the server while it downloads is fetched again, whole, as its new
     /// version, at most this many times; then the download fails.
     static let maximumRestarts = 2
@@ -155,7 +170,11 @@ final class DownloadSession {
                     lease?.release()
                     lease?.settle(open: multi.openConnections)
                 }
-                return try prober.probe(url)
+                do {
+                    return try prober.probe(url)
+                } catch where options.s3 != nil && error.httpStatus.map({ $0 >= 400 }) == true {
+                    throw s3Failure(error)
+                }
             } catch where error.isTransient && retries + 1 < options.retry.maximumTries {
                 retries += 1
                 let delay = options.retry.delay(beforeRetry: retries, retryAfterSeconds: error.retryAfterSeconds,
@@ -168,6 +187,15 @@ final class DownloadSession {
                 }
             }
         }
+    }
+
+    /// An S3 refusal with S3's own error code and message, read from a GET's body (a HEAD has none).
+    private func s3Failure(_ error: DownloadError) -> DownloadError {
+        guard let configuration = options.s3,
+              let answer = try? S3Client(configuration: configuration, request: options.request, cancellation: cancellation,
+                                         multi: multi).get(url),
+              let detail = S3Client.errorDetail(answer.body) else { return error }
+        return DownloadError(error.code, "\(error.message); S3 said \(detail)")
     }
 
     // MARK: Deciding where to start

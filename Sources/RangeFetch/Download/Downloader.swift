@@ -26,10 +26,10 @@ public struct Downloader: Sendable {
         _ url: String, events: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> DownloadSummary {
         try options.validate()
+        let (url, options) = try DownloadSession.prepare(url: url, options: options)
         _ = try URLParts.validate(url)
         try OutputPaths.prepareDestination(options.destination)
         let cancellation = CancellationFlag()
-        let options = self.options
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in
             try DownloadSession(url: url, options: options, cancellation: cancellation, emit: events).run()
         }
@@ -73,6 +73,37 @@ public struct Downloader: Sendable {
 }
 
 /// Compares computed digests with expected ones.
+extension Downloader {
+    /// The objects under an `s3://BUCKET/PREFIX/` URL (ListObjectsV2, every page), as batch
+    /// entries: each `s3://BUCKET/KEY` saved under the key's path relative to the prefix, with
+    /// its MD5 to check where the ETag is one (single-part uploads; a multipart ETag is not a
+    /// digest of the file and is not used). Folder markers (keys ending in `/`) are left out.
+    public func s3Entries(_ prefixURL: String) async throws(DownloadError) -> [BatchEntry] {
+        guard let location = S3Location(prefixURL), !location.bucket.isEmpty, location.isPrefix else {
+            throw DownloadError(.invalidURL, "\(prefixURL): not an s3://BUCKET/PREFIX/ URL")
+        }
+        var options = self.options
+        let configuration: S3Configuration
+        if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
+        options.request.s3Signer = configuration.signer
+        let request = options.request
+        let cancellation = CancellationFlag()
+        let objects = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [S3Client.Object] in
+            try S3Client(configuration: configuration, request: request, cancellation: cancellation, multi: CurlMulti())
+                .list(bucket: location.bucket, prefix: location.key)
+        }
+        return objects.compactMap { object -> BatchEntry? in
+            guard !object.key.hasSuffix("/") else { return nil }
+            let relative = object.key.dropFirst(location.key.count).split(separator: "/")
+                .filter { $0 != "." && $0 != ".." }.joined(separator: "/")
+            guard !relative.isEmpty else { return nil }
+            let md5 = object.md5.flatMap { DigestValue(algorithm: .md5, hex: $0) }
+            return BatchEntry(url: S3Location(bucket: location.bucket, key: object.key).url, output: relative,
+                              checksums: md5.map { [$0] } ?? [], origin: prefixURL)
+        }
+    }
+}
+
 enum DigestCheck {
     static func compare(expected: [(DigestValue, String)], actual: [DigestValue], path: String) throws(DownloadError) {
         for (want, source) in expected {

@@ -43,7 +43,7 @@ struct Prober {
 
     private func exchange(_ url: String, method: Method) throws(DownloadError) -> Exchange {
         let easy = CurlEasy()
-        request.configure(easy, url: url)
+        request.configure(easy, url: url, method: method == .head ? "HEAD" : "GET")
         let collector = ProbeCollector(cancellation: cancellation)
         let userdata = Unmanaged.passUnretained(collector).toOpaque()
         easy.setHeaderCallback(probeHeaderCallback, userdata: userdata)

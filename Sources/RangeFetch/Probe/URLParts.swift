@@ -6,6 +6,8 @@ public struct URLParts: Sendable, Equatable {
     public var scheme: String
     public var host: String
     public var path: String
+    /// What follows `?`, as given (still percent-encoded); `nil` without one.
+    public var query: String?
     public var user: String?
     public var password: String?
     /// The port, the scheme's default where the URL names none.
@@ -29,6 +31,7 @@ public struct URLParts: Sendable, Equatable {
         self.scheme = scheme.lowercased()
         self.host = host
         self.path = part(CURLUPART_PATH) ?? "/"
+        self.query = part(CURLUPART_QUERY)
         self.user = part(CURLUPART_USER).flatMap { FileName.percentDecode($0) }
         self.password = part(CURLUPART_PASSWORD).flatMap { FileName.percentDecode($0) }
         self.port = part(CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap { Int($0) } ?? 0

@@ -35,9 +35,14 @@ public enum Redaction {
             out += rest[..<start]
             let end = rest[marker.upperBound...].firstIndex(where: { $0 == " " || $0 == "\"" || $0 == "'" || $0 == "\n"
                 || $0 == "<" || $0 == ">" || $0 == ")" || $0 == "," }) ?? rest.endIndex
-            var candidate = rest[start..<end]
+            // A colon or full stop that ends the URL is the sentence's ("URL: server answered").
+            var urlEnd = end
+            while urlEnd > marker.upperBound, [":", ".", ";"].contains(rest[rest.index(before: urlEnd)]) {
+                urlEnd = rest.index(before: urlEnd)
+            }
+            var candidate = rest[start..<urlEnd]
             out += scrubURL(&candidate)
-            rest = rest[end...]
+            rest = rest[urlEnd...]
         }
         return out + rest
     }

@@ -53,6 +53,9 @@ public struct RequestOptions: Sendable, Equatable {
     public var connectTo: [String] = []
     /// Which IP version names resolve to.
     public var ipVersion: IPVersion = .any
+    /// Signs every request with AWS Signature Version 4 (`s3://` URLs), afresh each time: a
+    /// retry, a takeover or a resume an hour later carries a signature of its own moment.
+    public var s3Signer: SigV4Signer?
 
     public enum IPVersion: Sendable, Equatable {
         case any, v4, v6
@@ -71,7 +74,8 @@ public struct RequestOptions: Sendable, Equatable {
     ///     another origin (scheme, host, port) than the user's carries neither ``credentials``
     ///     nor the user's `Authorization` and `Cookie` lines, as libcurl does when it follows a
     ///     redirect itself: a token for the site must not reach the storage it redirects to.
-    func configure(_ easy: CurlEasy, url: String, extraHeaders: [String] = [], userURL: String? = nil) {
+    func configure(_ easy: CurlEasy, url: String, extraHeaders: [String] = [], userURL: String? = nil,
+                   method: String = "GET") {
         let trusted = userURL.map { Self.sameOrigin(url, $0) } ?? true
         easy.set(CURLOPT_URL, url)
         easy.set(CURLOPT_NOSIGNAL, true)
@@ -117,14 +121,15 @@ public struct RequestOptions: Sendable, Equatable {
         // fails with CURLE_BAD_CONTENT_ENCODING; encoded bytes never reach the file.
         easy.set(CURLOPT_ACCEPT_ENCODING, Self.defaultAcceptEncoding)
         let user = trusted ? headers : headers.filter { !Self.originBoundFields.contains(Self.fieldName($0) ?? "") }
-        easy.setHeaders(Self.headerLines(user: user, extra: extraHeaders))
+        let signed = s3Signer.map { $0.headerLines(method: method, url: url, time: Int(Glibc.time(nil))) } ?? []
+        easy.setHeaders(Self.headerLines(user: user, extra: extraHeaders + signed))
     }
 
     /// Whether a download of `url` with these options involves a secret: a password (here or in
     /// the URL), an `Authorization` or `Cookie` line, or a signed URL. Its partial file and
     /// journal are then created readable by their owner only.
     func carriesCredentials(for url: String) -> Bool {
-        credentials != nil || Redaction.url(url) != url
+        credentials != nil || s3Signer != nil || Redaction.url(url) != url
             || headers.contains { Self.originBoundFields.contains(Self.fieldName($0) ?? "") }
     }
 

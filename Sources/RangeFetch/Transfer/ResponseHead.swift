@@ -131,7 +131,8 @@ struct ResponseHead: Sendable {
     func statusError(url: String, range: ByteRange? = nil) -> DownloadError? {
         guard !(200..<300).contains(status) else { return nil }
         var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
-                                  + (range.map { " for range \($0.httpRangeSpec)" } ?? ""))
+                                  + (range.map { " for range \($0.httpRangeSpec)" } ?? "")
+                                  + (status >= 400 ? PresignedURL.expiredNote(url).map { "; \($0)" } ?? "" : ""))
         error.retryAfterSeconds = RetryPolicy.retryAfterSeconds(self["retry-after"])
         return error
     }

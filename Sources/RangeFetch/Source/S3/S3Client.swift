@@ -1,0 +1,116 @@
+import CCurl
+import SWXMLHash
+
+/// The few S3 calls besides GetObject: listing a prefix (ListObjectsV2, page after page) and
+/// reading an error body for its `<Code>`. Small GETs read whole into memory, on the calling thread.
+struct S3Client {
+    var configuration: S3Configuration
+    var request: RequestOptions
+    var cancellation: CancellationFlag
+    var multi: CurlMulti
+
+    /// An object under a listed prefix.
+    struct Object: Sendable, Equatable {
+        var key: String
+        var size: Int64
+        /// The ETag without quotes: an MD5 of the bytes for a single-part upload; for a
+        /// multipart one `MD5-N`, which is not a digest of the file.
+        var etag: String?
+
+        /// The object's MD5, when its ETag is one (32 hex digits, no `-N` part count).
+        var md5: String? {
+            guard let etag, etag.count == 32, etag.allSatisfy(\.isHexDigit) else { return nil }
+            return etag.lowercased()
+        }
+    }
+
+    /// Biggest body read (a ListObjectsV2 page of 1,000 keys is a few hundred KiB).
+    static let maximumBodyBytes = 16 << 20
+
+    /// Every object under `prefix` of `bucket`, in key order, following continuation tokens.
+    func list(bucket: String, prefix: String) throws(DownloadError) -> [Object] {
+        var objects: [Object] = []
+        var token: String?
+        repeat {
+            let url = configuration.listURL(bucket: bucket, prefix: prefix, continuationToken: token)
+            let (status, body) = try get(url)
+            guard status == 200 else { throw Self.error(status: status, body: body, what: "listing s3://\(bucket)/\(prefix)") }
+            let page = try Self.parseListing(body, what: "s3://\(bucket)/\(prefix)")
+            objects += page.objects
+            token = page.nextToken
+        } while token != nil
+        return objects
+    }
+
+    /// One ListObjectsV2 page: its objects and the token of the next page, if truncated.
+    static func parseListing(_ body: [UInt8], what: String) throws(DownloadError) -> (objects: [Object], nextToken: String?) {
+        let xml = XMLHash.parse(String(decoding: body, as: UTF8.self))
+        let result = xml["ListBucketResult"]
+        guard result.element != nil else {
+            throw DownloadError(.protocolViolation, "\(what): the listing is not a ListBucketResult")
+        }
+        var objects: [Object] = []
+        for entry in result["Contents"].all {
+            guard let key = entry["Key"].element?.text, let size = entry["Size"].element.flatMap({ Int64($0.text) }) else {
+                throw DownloadError(.protocolViolation, "\(what): a listed object has no Key or Size")
+            }
+            let etag = entry["ETag"].element?.text.replacingQuotes
+            objects.append(Object(key: key, size: size, etag: etag))
+        }
+        let truncated = result["IsTruncated"].element?.text == "true"
+        let token = result["NextContinuationToken"].element?.text
+        if truncated && (token ?? "").isEmpty {
+            throw DownloadError(.protocolViolation, "\(what): the listing is truncated but gives no continuation token")
+        }
+        return (objects, truncated ? token : nil)
+    }
+
+    /// A download error for an S3 answer with `status`, naming S3's error code and message.
+    static func error(status: Int, body: [UInt8], what: String) -> DownloadError {
+        let detail = errorDetail(body).map { ": S3 said \($0)" } ?? ""
+        return DownloadError(.httpStatus(status), "\(what): HTTP \(status)\(detail)")
+    }
+
+    /// `Code: Message` of an S3 error body, if it is one.
+    static func errorDetail(_ body: [UInt8]) -> String? {
+        let error = XMLHash.parse(String(decoding: body, as: UTF8.self))["Error"]
+        guard let code = error["Code"].element?.text else { return nil }
+        return error["Message"].element.map { "\(code) (\($0.text))" } ?? code
+    }
+
+    /// GETs `url` (signed) and returns the status and the body.
+    func get(_ url: String) throws(DownloadError) -> (status: Int, body: [UInt8]) {
+        let easy = CurlEasy()
+        request.configure(easy, url: url)
+        let sink = BodySink(cancellation: cancellation)
+        let userdata = Unmanaged.passUnretained(sink).toOpaque()
+        easy.setWriteCallback(bodyWriteCallback, userdata: userdata)
+        let result = withExtendedLifetime(sink) { multi.run(easy, cancellation: cancellation) }
+        if cancellation.isCancelled { throw .cancelled() }
+        guard result == CURLE_OK else {
+            throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))
+        }
+        return (easy.responseCode, sink.bytes)
+    }
+}
+
+private final class BodySink {
+    var bytes: [UInt8] = []
+    let cancellation: CancellationFlag
+    init(cancellation: CancellationFlag) { self.cancellation = cancellation }
+}
+
+private func bodyWriteCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
+) -> Int {
+    guard let data, let userdata else { return 0 }
+    let sink = Unmanaged<BodySink>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    guard !sink.cancellation.isCancelled, sink.bytes.count + length <= S3Client.maximumBodyBytes else { return 0 }
+    sink.bytes += UnsafeRawBufferPointer(start: data, count: length)
+    return length
+}
+
+private extension String {
+    var replacingQuotes: String { String(filter { $0 != "\"" }) }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// `s3://` against moto's S3 server with signatures enforced: keys, prefixes, pagination,
+/// session tokens, profiles, wrong secrets and expired presigned URLs.
+@Suite(.serialized)
+final class S3Tests {
+    let out: TemporaryDirectory
+
+    init() throws {
+        out = try TemporaryDirectory("rf-s3")
+    }
+
+    private func expectObject(_ path: String, key: String, size: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(data.count == size, "\(path): \(data.count) bytes", sourceLocation: sourceLocation)
+        #expect(data == S3Server.content(key, size: size), "\(path) differs from s3://models/\(key)", sourceLocation: sourceLocation)
+    }
+
+    @Test func keysAreSignedAndExactWithKeysTokensAndProfiles() throws {
+        let server = try S3Server(objects: ["llm/weights.bin=20000000", "big/multi.bin=12000000:multipart", "odd/a key+é.bin=70000"],
+                                  state: out)
+        defer { server.stop() }
+        // -n 8 with the standard variables; every range signed afresh.
+        let key = try runCLI(["s3://models/llm/weights.bin", "-o", out.file("w.bin"), "-n", "8", "--json", "-v"],
+                             environment: server.environment)
+        #expect(key.status == 0, "\(key.stderr)")
+        try expectObject(out.file("w.bin"), key: "llm/weights.bin", size: 20_000_000)
+        #expect(key.stdout.components(separatedBy: "\"event\":\"request\"").count - 1 >= 8, "fewer than 8 ranges")
+        #expect(!key.stdout.contains(server.secretKey) && !key.stderr.contains(server.secretKey))
+        // A multipart object and a key that needs percent-encoding.
+        let multipart = try runCLI(["s3://models/big/multi.bin", "-o", out.file("m.bin")], environment: server.environment)
+        #expect(multipart.status == 0, "\(multipart.stderr)")
+        try expectObject(out.file("m.bin"), key: "big/multi.bin", size: 12_000_000)
+        let odd = try runCLI(["s3://models/odd/a key+é.bin", "-o", out.file("odd.bin")], environment: server.environment)
+        #expect(odd.status == 0, "\(odd.stderr)")
+        try expectObject(out.file("odd.bin"), key: "odd/a key+é.bin", size: 70_000)
+        // A temporary credential: its token goes with every request.
+        var temporary = server.environment
+        temporary["AWS_ACCESS_KEY_ID"] = server.session.accessKey
+        temporary["AWS_SECRET_ACCESS_KEY"] = server.session.secretKey
+        temporary["AWS_SESSION_TOKEN"] = server.session.token
+        let session = try runCLI(["s3://models/llm/weights.bin", "-o", out.file("s.bin"), "-n", "4"], environment: temporary)
+        #expect(session.status == 0, "\(session.stderr)")
+        temporary["AWS_SESSION_TOKEN"] = ""
+        let tokenless = try runCLI(["s3://models/llm/weights.bin", "-o", out.file("t.bin")], environment: temporary)
+        #expect(tokenless.status == 3, "\(tokenless.stderr)")
+        // A profile in ~/.aws/credentials, region and endpoint in ~/.aws/config.
+        try FileManager.default.createDirectory(atPath: out.file("home/.aws"), withIntermediateDirectories: true)
+        try "[ci]\naws_access_key_id = \(server.accessKey)\naws_secret_access_key = \(server.secretKey)\n"
+            .write(toFile: out.file("home/.aws/credentials"), atomically: true, encoding: .utf8)
+        try "[profile ci]\nregion = us-east-1\nendpoint_url = \(server.endpoint)\n"
+            .write(toFile: out.file("home/.aws/config"), atomically: true, encoding: .utf8)
+        let profile = try runCLI(["s3://models/big/multi.bin", "-o", out.file("p.bin")],
+                                 environment: ["HOME": out.file("home"), "AWS_PROFILE": "ci", "AWS_ACCESS_KEY_ID": "",
+                                               "AWS_SECRET_ACCESS_KEY": "", "AWS_ENDPOINT_URL": "", "AWS_REGION": ""])
+        #expect(profile.status == 0, "\(profile.stderr)")
+        try expectObject(out.file("p.bin"), key: "big/multi.bin", size: 12_000_000)
+    }
+
+    @Test func aWrongSecretExitsThreeNamingTheS3ErrorAndLeavesNoFile() throws {
+        let server = try S3Server(objects: ["llm/weights.bin=3000000"], state: out)
+        defer { server.stop() }
+        var wrong = server.environment
+        wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        let result = try runCLI(["s3://models/llm/weights.bin", "-o", out.file("w.bin")], environment: wrong)
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains("SignatureDoesNotMatch"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.hasPrefix("w.bin") }.isEmpty)
+        // No credentials at all: a usage error saying what to set.
+        let none = try runCLI(["s3://models/llm/weights.bin", "-o", out.file("x.bin")],
+                              environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "HOME": out.path,
+                                            "AWS_ENDPOINT_URL": server.endpoint])
+        #expect(none.status == 2 && none.stderr.contains("AWS_ACCESS_KEY_ID"), "\(none.stderr)")
+        // A missing key names S3's NoSuchKey.
+        let missing = try runCLI(["s3://models/nothing.bin", "-o", out.file("n.bin")], environment: server.environment)
+        #expect(missing.status == 3 && missing.stderr.contains("404"), "\(missing.stderr)")
+    }
+
+    /// A prefix is listed page after page (ListObjectsV2 gives 1,000 keys a page) and fetched as
+    /// a batch, keeping paths; single-part ETags (MD5s) are checked, multipart ones are not.
+    @Test func aPrefixFetchesEveryObjectAcrossPages() throws {
+        let server = try S3Server(objects: ["data/part-*1003=300", "data/sub/big.bin=9000000:multipart",
+                                            "data/sub/small.bin=5000", "other/x.bin=10"], state: out)
+        defer { server.stop() }
+        let result = try runCLI(["s3://models/data/", "-d", out.file("dl"), "-j", "8", "--json"], environment: server.environment,
+                                timeoutSeconds: 300)
+        #expect(result.status == 0, "\(result.stderr.suffix(500))")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: out.file("dl")).filter { !$0.hasSuffix("sub") }
+        #expect(files.count == 1005, "\(files.count) files")
+        try expectObject(out.file("dl/part-00000"), key: "data/part-00000", size: 300)
+        try expectObject(out.file("dl/part-01002"), key: "data/part-01002", size: 300)
+        try expectObject(out.file("dl/sub/big.bin"), key: "data/sub/big.bin", size: 9_000_000)
+        try expectObject(out.file("dl/sub/small.bin"), key: "data/sub/small.bin", size: 5000)
+        #expect(!FileManager.default.fileExists(atPath: out.file("dl/x.bin")))
+        // The single-part objects' MD5 ETags were checked (a verified event each).
+        #expect(result.stdout.components(separatedBy: "\"event\":\"verified\"").count - 1 >= 1004, "MD5s not checked")
+        // Run again: everything is already complete, nothing is fetched.
+        let again = try runCLI(["s3://models/data/", "-d", out.file("dl"), "-j", "8", "--json"], environment: server.environment,
+                               timeoutSeconds: 300)
+        #expect(again.status == 0 && again.stdout.contains("\"already_complete\":1005"), "\(again.stdout.suffix(300))")
+    }
+
+    @Test func anExpiredPresignedURLIsAClearError() throws {
+        let server = try S3Server(objects: ["llm/weights.bin=100000"], state: out)
+        defer { server.stop() }
+        let presign = """
+            import boto3, sys
+            from botocore.config import Config
+            c = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3], config=Config(signature_version="s3v4"))
+            print(c.generate_presigned_url("get_object", Params={"Bucket": "models", "Key": "llm/weights.bin"}, ExpiresIn=1))
+            """
+        let url = try TestProcess.run(S3Server.python, ["-c", presign, server.endpoint, server.accessKey, server.secretKey])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(url.contains("X-Amz-Signature="))
+        sleep(2)
+        let result = try runCLI([url, "-o", out.file("p.bin"), "--max-tries", "1"])
+        #expect(result.status == 3, "\(result.stderr)")
+        // moto answers 500, S3 403: either way the message says the link expired.
+        #expect(result.stderr.contains("the presigned URL expired"), "\(result.stderr)")
+        #expect(!result.stderr.contains(String(url.split(separator: "X-Amz-Signature=").last ?? "")), "the signature is printed")
+    }
+}
