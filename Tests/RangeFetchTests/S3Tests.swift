@@ -59,6 +59,26 @@ final class S3Tests {
         try expectObject(out.file("p.bin"), key: "big/multi.bin", size: 12_000_000)
     }
 
+    /// Killed midway, the download resumes later, signing its new requests afresh; the journal
+    /// names the s3:// URL and holds no secret.
+    @Test func aKilledDownloadResumesFromAJournalNamingTheS3URL() throws {
+        let server = try S3Server(objects: ["llm/weights.bin=24000000"], state: out)
+        defer { server.stop() }
+        let arguments = ["s3://models/llm/weights.bin", "-o", out.file("r.bin"), "-n", "4", "--max-speed", "6M"]
+        let run = try RunningCLI(arguments, environment: server.environment)
+        #expect(run.waitUntilReceived(6 << 20), "never got 6 MiB")
+        run.send(SIGKILL)
+        _ = try run.wait()
+        let journal = String(decoding: try Data(contentsOf: URL(fileURLWithPath: out.file("r.bin.part.rfjournal"))), as: UTF8.self)
+        #expect(journal.contains(#""url":"s3:\/\/models\/llm\/weights.bin""#), "\(journal.prefix(300))")
+        #expect(!journal.contains(server.secretKey) && !journal.contains("Signature"))
+        sleep(1) // a new second: the resumed requests carry signatures of their own moment
+        let resumed = try runCLI(["--json"] + arguments.dropLast(2), environment: server.environment)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(!resumed.stdout.contains("\"resumed_bytes\":0,"), "\(resumed.stdout.prefix(400))")
+        try expectObject(out.file("r.bin"), key: "llm/weights.bin", size: 24_000_000)
+    }
+
     @Test func aWrongSecretExitsThreeNamingTheS3ErrorAndLeavesNoFile() throws {
         let server = try S3Server(objects: ["llm/weights.bin=3000000"], state: out)
         defer { server.stop() }

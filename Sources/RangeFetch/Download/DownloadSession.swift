@@ -35,11 +35,18 @@ final class DownloadSession {
     /// journal's own writes and syncs would.
     static let smallFileBytes: Int64 = 2 << 20
 
-    /// - Parameter multi: the libcurl handle to run on (a batch worker reuses one, with its
-    ///   open connections, for file after file).
+    /// The URL the journal names when it is not the one requested: an `s3://` URL, whose
+    /// HTTP(S) form is what goes on the wire.
+    private let journalURL: String?
+
+    /// - Parameters:
+    ///   - multi: the libcurl handle to run on (a batch worker reuses one, with its open
+    ///     connections, for file after file).
+    ///   - journalURL: see ``journalURL``.
     init(url: String, options: DownloadOptions, cancellation: CancellationFlag, multi: CurlMulti = CurlMulti(),
-         sharing: BatchSharing? = nil, emit: @escaping @Sendable (DownloadEvent) -> Void) {
+         sharing: BatchSharing? = nil, journalURL: String? = nil, emit: @escaping @Sendable (DownloadEvent) -> Void) {
         self.url = url
+        self.journalURL = journalURL
         self.options = options
         self.cancellation = cancellation
         self.multi = multi
@@ -213,13 +220,13 @@ final class DownloadSession {
         var reason: String?
         if options.resume == .resume {
             switch store.load() {
-            case .record(let record) where record.matches(remote) && partialSize == size:
+            case .record(let record) where record.matches(named(remote)) && partialSize == size:
                 return record.segments
-            case .record(let record) where record.url != Redaction.url(remote.url):
+            case .record(let record) where record.url != Redaction.url(named(remote).url):
                 reason = "\(file.path) belongs to a download of \(record.url), not \(remote.url)"
-            case .record(let record) where !record.matches(remote) && restarting:
+            case .record(let record) where !record.matches(named(remote)) && restarting:
                 break
-            case .record(let record) where !record.matches(remote):
+            case .record(let record) where !record.matches(named(remote)):
                 reason = "the file on the server changed since the partial download (\(Self.versionText(record.size, record.etag, record.lastModified)) → \(Self.versionText(size, remote.etag, remote.lastModified)))"
             case .record:
                 reason = "\(file.path) is \(partialSize) bytes but its journal expects \(size)"
@@ -234,6 +241,13 @@ final class DownloadSession {
         if let reason { emit(.warning("\(reason); starting over")) }
         try wrap { () throws(SystemCallError) in try file.truncate(to: 0) }
         return planner.plan(size: size).map { SegmentState(range: $0) }
+    }
+
+    /// `remote` as the journal names it (``journalURL``).
+    private func named(_ remote: RemoteFile) -> RemoteFile {
+        var named = remote
+        if let journalURL { named.url = journalURL }
+        return named
     }
 
     private static func versionText(_ size: Int64, _ etag: String?, _ lastModified: String?) -> String {
@@ -495,7 +509,7 @@ final class DownloadSession {
             store?.remove()
             return nil
         }
-        let writer = Checkpointer(file: file, store: store, identity: JournalRecord(remote: remote, size: size, segments: segments))
+        let writer = Checkpointer(file: file, store: store, identity: JournalRecord(remote: named(remote), size: size, segments: segments))
         try wrap { () throws(SystemCallError) in try writer.finish(segments) }
         return writer
     }

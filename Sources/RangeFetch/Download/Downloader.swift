@@ -26,12 +26,13 @@ public struct Downloader: Sendable {
         _ url: String, events: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> DownloadSummary {
         try options.validate()
+        let journalURL = S3Location(url) != nil ? url : nil
         let (url, options) = try DownloadSession.prepare(url: url, options: options)
         _ = try URLParts.validate(url)
         try OutputPaths.prepareDestination(options.destination)
         let cancellation = CancellationFlag()
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in
-            try DownloadSession(url: url, options: options, cancellation: cancellation, emit: events).run()
+            try DownloadSession(url: url, options: options, cancellation: cancellation, journalURL: journalURL, emit: events).run()
         }
     }
 
