@@ -52,7 +52,7 @@ struct ManifestTests {
         ("http://h/a\n\n  checksum=sha256=zz", 3, "64 hex digits"),
         ("http://h/a\nftp://h/b", 2, "unsupported scheme"),
         ("# c\nnot a url", 2, "not a URL"),
-        ("http://h/a\thttp://m/a", 1, "mirrors"),
+        ("http://h/a\tftp://m/a", 1, "unsupported scheme"),
         ("http://h/a\n  out=../../etc/passwd", 2, "without '..'"),
         ("http://h/a\n  out=/abs", 2, "relative"),
         ("http://h/a\n  header=NoColon", 2, "Name: value"),
@@ -167,5 +167,12 @@ struct ConnectionBudgetTests {
         #expect(budget.acquire(host: "fast.example", priority: 1))
         #expect(budget.acquire(host: "fast.example", priority: 1))
         #expect(!budget.acquire(host: "fast.example", priority: 1))
+    }
+
+    @Test func tabSeparatedURLsAreMirrorsOfOneFile() throws {
+        let entries = try Manifest.parse("http://h/a.bin\thttp://m1/a.bin\t http://m2:8080/a.bin\n  out=x.bin\nhttp://h/b\n", source: "l")
+        #expect(entries.count == 2)
+        #expect(entries[0].url == "http://h/a.bin" && entries[0].mirrors == ["http://m1/a.bin", "http://m2:8080/a.bin"])
+        #expect(entries[0].output == "x.bin" && entries[1].mirrors.isEmpty)
     }
 }

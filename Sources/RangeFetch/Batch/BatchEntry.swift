@@ -11,6 +11,9 @@ public struct BatchEntry: Sendable, Equatable {
     public var headers: [String] = []
     /// Where the entry was written, for messages: `list.txt:12`, or `nil` for the command line.
     public var origin: String?
+    /// Other URLs of the same file (aria2c's TAB-separated URLs on one line): see
+    /// ``DownloadOptions/mirrors``.
+    public var mirrors: [String] = []
 
     public init(url: String, output: String? = nil, directory: String? = nil, checksums: [DigestValue] = [],
                 headers: [String] = [], origin: String? = nil) {

@@ -112,6 +112,7 @@ final class BatchRun: Sendable {
         options.destination = entry.destination(defaultDirectory: self.options.directory)
         options.checksums += entry.checksums
         options.request.headers += entry.headers
+        options.mirrors = entry.mirrors
         options = Self.withinBudget(options, self.options)
         try options.validate()
         return options
@@ -120,8 +121,11 @@ final class BatchRun: Sendable {
     /// `options` with connection counts no larger than the batch's budget allows one file.
     private static func withinBudget(_ options: DownloadOptions, _ batch: BatchOptions) -> DownloadOptions {
         var options = options
-        let cap = min(batch.maximumConnections, batch.maximumConnectionsPerHost)
+        // Each source of a file is capped per host; mirrors on other hosts add connections.
+        let sources = 1 + options.mirrors.count
+        let cap = min(batch.maximumConnections, batch.maximumConnectionsPerHost * sources)
         options.maximumConnections = min(options.maximumConnections, cap)
+        options.maximumConnectionsPerHost = min(options.maximumConnectionsPerHost, batch.maximumConnectionsPerHost)
         if case .fixed(let count) = options.connections { options.connections = .fixed(min(count, cap)) }
         return options
     }

@@ -32,10 +32,14 @@ public enum Manifest {
             } else if trimmed.hasPrefix("{") {
                 entries.append(try jsonEntry(String(trimmed), origin: origin, fail: fail))
             } else {
-                if trimmed.contains("\t") {
-                    throw fail("several URLs on one line (aria2c's mirrors) are not supported; put one URL per line")
+                // aria2c's mirrors: several URLs of one file, TAB-separated.
+                var urls: [String] = []
+                for url in trimmed.split(separator: "\t").map({ $0.trimmingCharacters() }) where !url.isEmpty {
+                    urls.append(try checkedURL(String(url), fail: fail))
                 }
-                entries.append(BatchEntry(url: try checkedURL(String(trimmed), fail: fail), origin: origin))
+                var entry = BatchEntry(url: urls[0], origin: origin)
+                entry.mirrors = Array(urls.dropFirst())
+                entries.append(entry)
             }
         }
         return entries

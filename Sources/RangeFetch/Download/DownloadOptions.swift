@@ -91,6 +91,13 @@ public struct DownloadOptions: Sendable {
     /// taken ranges may arrive, in bytes. Connections that run ahead wait; the bytes between
     /// wait in a spool file with no name (in `$TMPDIR`, else `/var/tmp`), not in memory.
     public var streamWindowBytes: Int64 = 64 << 20
+    /// Other URLs of the same file (mirrors). Ranges are spread over every source by its
+    /// measured speed; a source must first agree with the main URL (same size, the same bytes at
+    /// sampled offsets), and one that disagrees, fails or is far slower is dropped with a warning.
+    public var mirrors: [String] = []
+    /// Connections to any one origin (scheme, host, port) at once: with mirrors on other hosts,
+    /// a download may open this many to each.
+    public var maximumConnectionsPerHost = 16
     /// How `s3://` URLs are reached and signed; `nil`: read from the environment and
     /// `~/.aws` when an `s3://` URL is downloaded (``S3Configuration/load(unsigned:)``).
     public var s3: S3Configuration?

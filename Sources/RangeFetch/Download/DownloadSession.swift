@@ -384,6 +384,8 @@ final class DownloadSession {
             lease: lease(host: URLParts(remote.finalURL)?.host),
             bufferPool: sharing?.buffers)
         configuration.startLimit = startLimit
+        configuration.maximumConnectionsPerSource = options.maximumConnectionsPerHost
+        if mode == .ranged { configuration.mirrors = agreeingMirrors(remote) }
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
         let emit = self.emit
         return TransferEngine(configuration: configuration, multi: multi, file: file, cancellation: cancellation) { event in
@@ -404,6 +406,75 @@ final class DownloadSession {
                 emit(.requestEnded(end))
             }
         }
+    }
+
+    // MARK: Mirrors
+
+    /// The mirrors (``DownloadOptions/mirrors``) that serve the same file as `primary`: each is
+    /// probed, must have the same size and serve ranges, and must send the same bytes as the
+    /// main URL at a few sampled offsets (random ones and the last block) before any byte of it
+    /// is trusted. Each one left out is named in a warning, with why.
+    private func agreeingMirrors(_ primary: RemoteFile) -> [RemoteFile] {
+        guard !options.mirrors.isEmpty, let size = primary.size, primary.isSegmentable else {
+            if !options.mirrors.isEmpty { emit(.warning("\(Redaction.url(url)) serves no byte ranges: its mirrors are not used")) }
+            return []
+        }
+        let fetcher = SmallGet(request: options.request, cancellation: cancellation, multi: multi)
+        let samples = Self.sampleRanges(size: size)
+        var reference: [[UInt8]] = []
+        for range in samples {
+            guard let answer = try? fetcher.fetch(primary.finalURL, range: range), answer.status == 206,
+                  answer.contentRange?.range == range else {
+                emit(.warning("\(Redaction.url(url)): could not read the bytes mirrors are compared with; the mirrors are not used"))
+                return []
+            }
+            reference.append(answer.body)
+        }
+        let prober = Prober(request: options.request, cancellation: cancellation, multi: multi)
+        var agreed: [RemoteFile] = []
+        for mirror in options.mirrors {
+            let name = Redaction.url(mirror)
+            do {
+                let remote = try prober.probe(mirror)
+                guard remote.size == size else {
+                    emit(.warning("mirror \(name) left out: it has \(remote.size.map { "\($0) bytes" } ?? "no known size"), the main URL \(size)"))
+                    continue
+                }
+                guard remote.isSegmentable else {
+                    emit(.warning("mirror \(name) left out: it serves no byte ranges"))
+                    continue
+                }
+                var differs: ByteRange?
+                for (range, bytes) in zip(samples, reference) {
+                    let answer = try fetcher.fetch(remote.finalURL, range: range)
+                    if answer.status != 206 || answer.contentRange?.range != range || answer.body != bytes {
+                        differs = range
+                        break
+                    }
+                }
+                if let differs {
+                    emit(.warning("mirror \(name) left out: it serves other bytes than the main URL at bytes \(differs.httpRangeSpec)"))
+                    continue
+                }
+                agreed.append(remote)
+            } catch {
+                emit(.warning("mirror \(name) left out: \(error.message)"))
+            }
+        }
+        return agreed
+    }
+
+    /// Where a mirror's bytes are compared with the main URL's: three random 4 KiB blocks and
+    /// the last one (the whole file when it is smaller).
+    static func sampleRanges(size: Int64) -> [ByteRange] {
+        let block: Int64 = 4096
+        guard size > 4 * block else { return [ByteRange(0, size)] }
+        var ranges = (0..<3).map { _ -> ByteRange in
+            let start = Int64.random(in: 0..<(size - block)) / block * block
+            return ByteRange(start, start + block)
+        }
+        ranges.append(ByteRange(size - block, size))
+        return ranges
     }
 
     // MARK: Streaming

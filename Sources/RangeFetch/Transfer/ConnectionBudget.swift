@@ -76,18 +76,23 @@ public final class ConnectionBudget: Sendable {
 
 /// The connections one batch worker holds of the budget: one for each TCP connection open
 /// through its libcurl handle, in use or idle in its cache (kept for the next range or file), so
-/// the budget's limits count open TCP connections, not requests.
+/// the budget's limits count open TCP connections, not requests. Counted per host: a file's
+/// mirrors on other hosts hold connections of their own hosts.
 ///
-/// A transfer takes a held connection that is idle before asking the budget for another; a
-/// finished transfer's connection stays held while it stays open; ``settle(open:)`` brings the
-/// count in line with the sockets libcurl really has open (it closes some; a probe opens one).
-/// Thread-safe; used by one worker's thread at a time.
+/// A transfer takes a held connection to its host that is idle before asking the budget for
+/// another; a finished transfer's connection stays held while it stays open; ``settle(open:host:)``
+/// brings the count in line with the sockets libcurl really has open (it closes some; a probe
+/// opens one). Thread-safe; used by one worker's thread at a time.
 final class WorkerConnections: Sendable {
     let budget: ConnectionBudget
     private struct State {
-        var host: String?
-        var held = 0
-        var active = 0
+        /// The host of the file being downloaded (its main URL's).
+        var current: String?
+        var held: [String: Int] = [:]
+        var active: [String: Int] = [:]
+
+        var totalHeld: Int { held.values.reduce(0, +) }
+        var totalActive: Int { active.values.reduce(0, +) }
     }
     private let state = Mutex(State())
 
@@ -96,65 +101,74 @@ final class WorkerConnections: Sendable {
     }
 
     /// One connection for a transfer to `host` for the file of `priority`; `false` when the
-    /// budget has none. Connections held for another host are given back first: their idle
-    /// connections are of no use here (libcurl closes them in time).
+    /// budget has none.
     func acquire(host: String, priority: Int) -> Bool {
         state.withLock { state in
-            switchHost(&state, to: host)
-            if state.held > state.active {
-                state.active += 1
+            if state.held[host, default: 0] > state.active[host, default: 0] {
+                state.active[host, default: 0] += 1
                 return true
             }
             guard budget.acquire(host: host, priority: priority) else { return false }
-            state.held += 1
-            state.active += 1
+            state.held[host, default: 0] += 1
+            state.active[host, default: 0] += 1
             return true
         }
     }
 
-    /// A transfer ended; its connection stays held while it stays open.
-    func release() {
-        state.withLock { $0.active = max(0, $0.active - 1) }
+    /// A transfer to `host` ended; its connection stays held while it stays open.
+    func release(host: String) {
+        state.withLock { $0.active[host] = max(0, $0.active[host, default: 0] - 1) }
     }
 
     /// Holds exactly the connections open now (`open`, from libcurl's socket callbacks), never
-    /// fewer than the transfers running.
+    /// fewer than the transfers running; `host` is the current file's. A new file's host gives
+    /// back what other hosts held idle (their connections are of no use to it; libcurl closes
+    /// them in time).
     func settle(open: Int, host: String) {
         state.withLock { state in
-            switchHost(&state, to: host)
-            let target = max(open, state.active)
-            if state.held > target { budget.release(host: host, count: state.held - target) }
-            if state.held < target { budget.take(host: host, count: target - state.held) }
-            state.held = target
+            if state.current != host {
+                for (other, held) in state.held where other != host {
+                    let idle = held - state.active[other, default: 0]
+                    if idle > 0 { budget.release(host: other, count: idle); state.held[other] = held - idle }
+                }
+                state.current = host
+            }
+            let target = max(open, state.totalActive)
+            var excess = state.totalHeld - target
+            // Idle connections close: give back idle slots, other hosts' first.
+            for other in state.held.keys.sorted(by: { ($0 == host ? 1 : 0) < ($1 == host ? 1 : 0) }) where excess > 0 {
+                let idle = min(excess, state.held[other, default: 0] - state.active[other, default: 0])
+                guard idle > 0 else { continue }
+                budget.release(host: other, count: idle)
+                state.held[other, default: 0] -= idle
+                excess -= idle
+            }
+            if excess < 0 {
+                budget.take(host: host, count: -excess)
+                state.held[host, default: 0] += -excess
+            }
         }
     }
 
     /// Gives everything back (the worker is done).
     func releaseAll() {
         state.withLock { state in
-            if let host = state.host { budget.release(host: host, count: state.held) }
+            for (host, held) in state.held { budget.release(host: host, count: held) }
             state = State()
         }
-    }
-
-    private func switchHost(_ state: inout State, to host: String) {
-        guard state.host != host else { return }
-        if let old = state.host { budget.release(host: old, count: state.held) }
-        budget.take(host: host, count: state.active)
-        state.held = state.active
-        state.host = host
     }
 }
 
 /// One download's access to a ``ConnectionBudget``, through its worker's connections.
 struct ConnectionLease: Sendable {
     let worker: WorkerConnections
+    /// The host of the file's main URL.
     let host: String
     /// Lower is served first: the batch's file index.
     let priority: Int
 
-    func acquire() -> Bool { worker.acquire(host: host, priority: priority) }
-    func release() { worker.release() }
+    func acquire(host: String? = nil) -> Bool { worker.acquire(host: host ?? self.host, priority: priority) }
+    func release(host: String? = nil) { worker.release(host: host ?? self.host) }
     /// Counts the connections open through the download's handle (see ``WorkerConnections/settle(open:host:)``).
     func settle(open: Int) { worker.settle(open: open, host: host) }
     func wanting(_ count: Int) { worker.budget.setWaiting(priority: priority, host: host, count: count) }

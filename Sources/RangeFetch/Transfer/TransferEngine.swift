@@ -84,6 +84,10 @@ struct EngineConfiguration: Sendable {
     /// Offsets at or beyond which no segment starts yet (a stream's reorder window), asked at
     /// every decision; `nil`: no limit. With a limit the engine also reports ``EngineEvent/written(_:)``.
     var startLimit: (@Sendable () -> Int64)?
+    /// Other sources of the same file, probed and checked to agree with ``remote``.
+    var mirrors: [RemoteFile] = []
+    /// Connections to one source at once.
+    var maximumConnectionsPerSource = 16
 }
 
 /// Engine-side record of one segment: its state and the request working on it, if any.
@@ -141,8 +145,19 @@ final class TransferEngine {
     private var failuresWithoutProgress = 0
     /// ``receivedBytes`` when the last failure was counted: more since then is progress.
     private var receivedAtLastFailure: Int64 = -1
-    /// Where requests go, and the `If-Range` validator.
-    private var source: Source
+    /// Where requests go, and the `If-Range` validator: the main URL first, then each mirror.
+    private var sources: [Source]
+    /// Each source's probe (its size, validators).
+    private let remotes: [RemoteFile]
+    /// How each source is used and how it does.
+    private var usage: [SourceUsage]
+    /// Each source's host, as the batch's per-host limit counts it.
+    private let sourceHosts: [String]
+    /// The main URL's source (redirects, expiring signatures, reports).
+    private var source: Source {
+        get { sources[0] }
+        set { sources[0] = newValue }
+    }
     /// A checkpoint was called for at this time and waits for the writes flushed for it.
     private var checkpointDueSince: Double?
     /// Longest wait for those writes, seconds.
@@ -159,7 +174,10 @@ final class TransferEngine {
         self.multi = multi
         self.cancellation = cancellation
         self.report = report
-        source = Source(remote: configuration.remote)
+        remotes = [configuration.remote] + configuration.mirrors
+        sources = remotes.map(Source.init(remote:))
+        usage = Array(repeating: SourceUsage(), count: remotes.count)
+        sourceHosts = remotes.map { URLParts($0.finalURL)?.host ?? "" }
         segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
         for segment in segments { segmentsByID[segment.id] = segment }
         nextSegmentID = segments.count
@@ -380,15 +398,17 @@ final class TransferEngine {
     /// URL, and origins that disagree on the ETag.
     private func noteAnswers() {
         for transfer in active.values where transfer.firstByteAt != nil {
-            source.answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
-            source.progressed()
+            sources[transfer.sourceIndex].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
+            sources[transfer.sourceIndex].progressed()
             noteOtherETag(transfer)
         }
+        dropSlowSources(now: MonotonicTime.now())
     }
 
     private func noteOtherETag(_ transfer: SegmentTransfer) {
-        guard transfer.sawOtherETag, source.etagsSeenToDisagree() else { return }
-        report(.warning("\(source.userURL): servers disagree on the ETag (\(configuration.remote.etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
+        let index = transfer.sourceIndex
+        guard transfer.sawOtherETag, sources[index].etagsSeenToDisagree() else { return }
+        report(.warning("\(sources[index].userURL): servers disagree on the ETag (\(remotes[index].etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
     }
 
     private func segment(_ id: Int) -> EngineSegment? {
@@ -404,7 +424,7 @@ final class TransferEngine {
         guard cut < segment.state.range.upper else { return true }
         let takeover = cut == segment.outstanding.lower
         // A takeover hands the victim's connection on; a plain split needs one more.
-        if !takeover, let lease = configuration.lease, !lease.acquire() { return false }
+        if !takeover, let lease = configuration.lease, !lease.acquire(host: sourceHosts[0]) { return false }
         let tail = EngineSegment(id: nextSegmentID, state: SegmentState(range: ByteRange(cut, segment.state.range.upper)))
         nextSegmentID += 1
         if takeover {
@@ -423,7 +443,16 @@ final class TransferEngine {
     /// - Returns: `false` when the shared budget had no connection for it.
     @discardableResult
     private func start(_ segment: EngineSegment, now: Double, leased: Bool = false) -> Bool {
-        if !leased, let lease = configuration.lease, !lease.acquire() { return false }
+        guard let index = pickSource() else {
+            if leased { configuration.lease?.release(host: sourceHosts[0]) }
+            return false
+        }
+        if leased && index != 0 {
+            // The split took a connection to the main host; this request goes elsewhere.
+            configuration.lease?.release(host: sourceHosts[0])
+            if let lease = configuration.lease, !lease.acquire(host: sourceHosts[index]) { return false }
+        }
+        if !leased, let lease = configuration.lease, !lease.acquire(host: sourceHosts[index]) { return false }
         let requested: ByteRange? = configuration.mode == .ranged ? segment.outstanding : nil
         if configuration.mode == .singleStream {
             // A single stream starts again from byte 0: earlier writes must land first.
@@ -434,18 +463,21 @@ final class TransferEngine {
             segment.state.written = 0
         }
         nextTransferID += 1
-        let transfer = SegmentTransfer(id: nextTransferID, segment: segment, requested: requested, url: source.requestURL,
-                                       writer: writer, pool: pool, remote: configuration.remote, now: now)
+        let transfer = SegmentTransfer(id: nextTransferID, segment: segment, requested: requested,
+                                       url: sources[index].requestURL, writer: writer, pool: pool, remote: remotes[index],
+                                       now: now)
+        transfer.sourceIndex = index
+        usage[index].active += 1
         var extraHeaders: [String] = []
         if let requested {
             transfer.easy.set(CURLOPT_RANGE, requested.httpRangeSpec)
             // A file that changed since the probe answers 200 instead of 206: caught, never merged.
-            if let validator = source.ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
+            if let validator = sources[index].ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
             extraHeaders.append("Accept-Encoding: identity")
         }
         transfer.limiter = limiter
         configuration.request.configure(transfer.easy, url: transfer.url, extraHeaders: extraHeaders,
-                                        userURL: source.userURL)
+                                        userURL: sources[index].userURL)
         if let requested, let lifetime = scheduler.connectionLifetimeSeconds(requestBytes: requested.count) {
             transfer.easy.set(CURLOPT_MAXLIFETIME_CONN, lifetime)
         }
@@ -467,8 +499,9 @@ final class TransferEngine {
             scheduler.notePathLoss()
         }
         multi.remove(transfer.easy)
-        configuration.lease?.release()
+        configuration.lease?.release(host: sourceHosts[transfer.sourceIndex])
         segment.transfer = nil
+        ended(transfer)
         if transfer.head.status != 0 { transfer.validateHead() }
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
@@ -491,10 +524,18 @@ final class TransferEngine {
             report(.warning("\(configuration.remote.finalURL): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
         }
         if transfer.firstByteAt != nil {
-            source.answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
-            source.progressed()
+            sources[transfer.sourceIndex].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
+            sources[transfer.sourceIndex].progressed()
         }
         noteOtherETag(transfer)
+        let failed = (result != CURLE_OK && !transfer.stoppedAtSegmentEnd) || transfer.failure != nil
+        if failed, transfer.failure?.isFatal != true, mirrorFailed(transfer, result: result) {
+            // A source that fails again and again is dropped; the range goes to another source
+            // without spending its tries.
+            try retry(segment, after: DownloadError(.transport(curlCode: 0), "source dropped"), retryAfter: 0, blame: .none)
+            return
+        }
+        if !failed { usage[transfer.sourceIndex].failuresInARow = 0 }
         if let failure = transfer.failure {
             if case .httpStatus(let status) = failure.error.code {
                 if Source.mayMeanExpiredSignature(status: status, body: transfer.errorText) {
@@ -536,14 +577,17 @@ final class TransferEngine {
     /// resolved afresh through the user's URL (see ``Source``); anything else stands.
     private func refused(_ transfer: SegmentTransfer, status: Int, error: DownloadError) throws(DownloadError) {
         let said = transfer.errorSummary.map { ", server said \($0)" } ?? ""
-        switch source.refused(url: transfer.url, status: status, body: transfer.errorText) {
+        let index = transfer.sourceIndex
+        switch sources[index].refused(url: transfer.url, status: status, body: transfer.errorText) {
         case .reResolve:
-            report(.warning("\(source.userURL): the redirect target refused a request (HTTP \(status)\(said)), as an expired signed URL does; following the URL again for a fresh one"))
+            report(.warning("\(sources[index].userURL): the redirect target refused a request (HTTP \(status)\(said)), as an expired signed URL does; following the URL again for a fresh one"))
             try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
         case .retry:
             try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
-        case .fatal where transfer.url == source.userURL && source.resolutions > 0:
-            throw DownloadError(error.code, "\(source.userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked")
+        case .fatal where remotes.count > 1 && exclude(index, why: "it refused a request (HTTP \(status)\(said))"):
+            try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
+        case .fatal where transfer.url == sources[index].userURL && sources[index].resolutions > 0:
+            throw DownloadError(error.code, "\(sources[index].userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked")
         case .fatal:
             throw DownloadError(error.code, error.message + said)
         }
@@ -612,11 +656,90 @@ final class TransferEngine {
         try? takeCompletedWrites()
     }
 
+    // MARK: Sources (the main URL and its mirrors)
+
+    /// A source's connections, its record, and whether it was dropped.
+    struct SourceUsage {
+        var active = 0
+        /// Body bytes and seconds of its finished requests (from their first byte).
+        var bytes: Int64 = 0
+        var seconds = 0.0
+        /// Requests in a row that failed.
+        var failuresInARow = 0
+        var dropped = false
+
+        /// Bytes per second per connection, once it has a second of record.
+        var rate: Double? { seconds >= 1 ? Double(bytes) / seconds : nil }
+    }
+
+    /// A mirror failing this many requests in a row without a byte is dropped.
+    static let mirrorFailuresToDrop = 2
+    /// A source delivering under this fraction of the best source's rate per connection is dropped.
+    static let slowSourceFraction = 0.25
+
+    /// The source for the next request: one not dropped with room under the per-source limit;
+    /// one not measured yet first (so each gets tried), else the fastest per connection, ties to
+    /// the least busy. `nil` when every source is full.
+    private func pickSource() -> Int? {
+        let open = usage.indices.filter { !usage[$0].dropped && usage[$0].active < configuration.maximumConnectionsPerSource }
+        guard remotes.count > 1 else { return open.first }
+        return open.min { a, b in
+            let (rateA, rateB) = (usage[a].rate ?? .infinity, usage[b].rate ?? .infinity)
+            // Within 10% counts as the same speed: spread evenly then.
+            if max(rateA, rateB) > 1.1 * min(rateA, rateB) { return rateA > rateB }
+            return usage[a].active < usage[b].active
+        }
+    }
+
+    /// Books a request's end against its source.
+    private func ended(_ transfer: SegmentTransfer) {
+        let index = transfer.sourceIndex
+        usage[index].active = max(0, usage[index].active - 1)
+        if let first = transfer.firstByteAt {
+            usage[index].bytes += transfer.bytesReceived
+            usage[index].seconds += max(0, MonotonicTime.now() - first)
+        }
+    }
+
+    /// A request to one of several sources failed: `true` when that source is now dropped
+    /// (``mirrorFailuresToDrop`` failures in a row, while another source remains).
+    private func mirrorFailed(_ transfer: SegmentTransfer, result: CURLcode) -> Bool {
+        let index = transfer.sourceIndex
+        guard remotes.count > 1 else { return false }
+        usage[index].failuresInARow += 1
+        guard usage[index].failuresInARow >= Self.mirrorFailuresToDrop else { return false }
+        let why = transfer.failure?.error.message ?? transfer.easy.errorDetail ?? result.explanation
+        return exclude(index, why: "\(Self.mirrorFailuresToDrop) requests in a row failed (\(why))")
+    }
+
+    /// Drops sources far slower per connection than the best one (while another remains).
+    private func dropSlowSources(now: Double) {
+        guard remotes.count > 1 else { return }
+        let rates = usage.indices.compactMap { index in usage[index].dropped ? nil : usage[index].rate.map { (index, $0) } }
+        guard let best = rates.map(\.1).max(), rates.count > 1 else { return }
+        for (index, rate) in rates where rate < Self.slowSourceFraction * best {
+            let slow = ByteCount.format(Int64(rate)), fast = ByteCount.format(Int64(best))
+            _ = exclude(index, why: "it delivers \(slow)/s per connection against \(fast)/s from the fastest source")
+        }
+    }
+
+    /// Stops using a source (its running requests go to the others); `false` when it is the
+    /// last one left.
+    @discardableResult
+    private func exclude(_ index: Int, why: String) -> Bool {
+        guard !usage[index].dropped, usage.indices.contains(where: { $0 != index && !usage[$0].dropped }) else { return false }
+        usage[index].dropped = true
+        report(.warning("\(index == 0 ? "main URL" : "mirror") \(Redaction.url(remotes[index].url)) dropped: \(why)"))
+        for transfer in active.values where transfer.sourceIndex == index { detach(transfer) }
+        return true
+    }
+
     /// Removes a transfer from the multi handle mid-flight, keeping its valid buffered bytes.
     /// libcurl closes its connection, so a replacement request gets a fresh one.
     private func detach(_ transfer: SegmentTransfer) {
         multi.remove(transfer.easy)
-        configuration.lease?.release()
+        configuration.lease?.release(host: sourceHosts[transfer.sourceIndex])
+        ended(transfer)
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil
         pool.give(transfer.recyclableBuffer)

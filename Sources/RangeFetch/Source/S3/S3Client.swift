@@ -80,35 +80,9 @@ struct S3Client {
 
     /// GETs `url` (signed) and returns the status and the body.
     func get(_ url: String) throws(DownloadError) -> (status: Int, body: [UInt8]) {
-        let easy = CurlEasy()
-        request.configure(easy, url: url)
-        let sink = BodySink(cancellation: cancellation)
-        let userdata = Unmanaged.passUnretained(sink).toOpaque()
-        easy.setWriteCallback(bodyWriteCallback, userdata: userdata)
-        let result = withExtendedLifetime(sink) { multi.run(easy, cancellation: cancellation) }
-        if cancellation.isCancelled { throw .cancelled() }
-        guard result == CURLE_OK else {
-            throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))
-        }
-        return (easy.responseCode, sink.bytes)
+        let answer = try SmallGet(request: request, cancellation: cancellation, multi: multi).fetch(url)
+        return (answer.status, answer.body)
     }
-}
-
-private final class BodySink {
-    var bytes: [UInt8] = []
-    let cancellation: CancellationFlag
-    init(cancellation: CancellationFlag) { self.cancellation = cancellation }
-}
-
-private func bodyWriteCallback(
-    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
-) -> Int {
-    guard let data, let userdata else { return 0 }
-    let sink = Unmanaged<BodySink>.fromOpaque(userdata).takeUnretainedValue()
-    let length = size * count
-    guard !sink.cancellation.isCancelled, sink.bytes.count + length <= S3Client.maximumBodyBytes else { return 0 }
-    sink.bytes += UnsafeRawBufferPointer(start: data, count: length)
-    return length
 }
 
 private extension String {

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// One file from several sources: nginx instances on other ports for mirrors that agree, our
+/// fault server for mirrors that serve other bytes, fail or crawl.
+@Suite(.serialized)
+final class MirrorTests {
+    let www: TemporaryDirectory
+    let out: TemporaryDirectory
+    let nginx: NginxServer
+    let mirror: NginxServer
+
+    init() throws {
+        (www, out, nginx) = try NginxServer.withScratchDirectories()
+        mirror = try NginxServer(docroot: www.path)
+    }
+
+    deinit { mirror.stop() }
+
+    private func ranged(_ server: NginxServer, _ path: String) -> [NginxServer.LogEntry] {
+        server.accessLog().filter { $0.path == path && $0.status == 206 && $0.bytes > 4096 }
+    }
+
+    /// Both sources carry ranges (each capped per request by nginx's limit_rate), each under the
+    /// per-host limit, and the file is exact; the same through an -i line of TAB-separated URLs.
+    @Test func twoMirrorsShareTheRangesUnderThePerHostLimit() throws {
+        let source = try www.randomFile("m.bin", size: 24 << 20)
+        let result = try runCLI([nginx.baseURL + "/slow/m.bin", "--mirror", mirror.baseURL + "/slow/m.bin", "-o", out.file("m.bin"),
+                                 "--max-connections-per-host", "3", "-n", "6", "--min-segment", "1M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Checksums.sha256sum(out.file("m.bin")) == Checksums.sha256sum(source))
+        #expect(ranged(nginx, "/slow/m.bin").count >= 2 && ranged(mirror, "/slow/m.bin").count >= 2,
+                "main \(ranged(nginx, "/slow/m.bin").count), mirror \(ranged(mirror, "/slow/m.bin").count) data ranges")
+        try nginx.clearAccessLog()
+        try mirror.clearAccessLog()
+        let list = out.file("list.txt")
+        try "\(nginx.baseURL)/slow/m.bin\t\(mirror.baseURL)/slow/m.bin\n  out=l.bin\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let batch = try runCLI(["-i", list, "-d", out.path, "--max-connections-per-host", "3"])
+        #expect(batch.status == 0, "\(batch.stderr)")
+        #expect(try Checksums.sha256sum(out.file("l.bin")) == Checksums.sha256sum(source))
+        #expect(ranged(nginx, "/slow/m.bin").count >= 2 && ranged(mirror, "/slow/m.bin").count >= 2)
+    }
+
+    /// The per-host limit counts each source's connections: two sources at 3 each, 6 in all.
+    @Test func eachSourceStaysWithinThePerHostLimit() throws {
+        let main = try FaultServer()
+        let second = try FaultServer()
+        defer { main.stop(); second.stop() }
+        let size: Int64 = 24 << 20
+        let result = try runCLI([main.dataURL(size: size, "rate=6000000"), "--mirror", second.dataURL(size: size, "rate=6000000"),
+                                 "-o", out.file("p.bin"), "--max-connections-per-host", "3", "-n", "6", "--min-segment", "1M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try main.expectFile(out.file("p.bin"), size: size, sourceLocation: #_sourceLocation)
+        // The stats request's own connection is one of those counted.
+        let (peakMain, peakSecond) = (try main.stats().peak_connections, try second.stats().peak_connections)
+        #expect(peakMain <= 4 && peakSecond <= 4, "peaks \(peakMain) and \(peakSecond) with a limit of 3 per host")
+        #expect(peakMain >= 3 && peakSecond >= 3, "peaks \(peakMain) and \(peakSecond): a source was not used")
+    }
+
+    /// A mirror with other bytes of the same size is never mixed in: left out after the sampled
+    /// comparison, and named.
+    @Test func aMirrorServingOtherBytesOfTheSameSizeIsLeftOut() throws {
+        let main = try FaultServer()
+        let other = try FaultServer()
+        defer { main.stop(); other.stop() }
+        let size: Int64 = 16 << 20
+        let result = try runCLI([main.dataURL(size: size), "--mirror", other.dataURL(size: size, "version=1"),
+                                 "-o", out.file("o.bin"), "-n", "8"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("mirror \(other.baseURL)") && result.stderr.contains("serves other bytes"), "\(result.stderr)")
+        try main.expectFile(out.file("o.bin"), size: size, sourceLocation: #_sourceLocation)
+        // Only the probe and the 4 KiB samples went to it.
+        let log = try other.stats().log.filter { $0.range != nil }
+        #expect(log.allSatisfy { $0.bytes <= 4096 } && log.count <= 4, "\(log.map(\.bytes))")
+    }
+
+    /// A mirror that is down, one that fails every request after its probe, and one far slower
+    /// per connection: each dropped with a message, and the file is exact.
+    @Test func deadFailingAndCrawlingMirrorsAreDropped() throws {
+        let source = try www.randomFile("d.bin", size: 32 << 20)
+        let faults = try FaultServer(root: www.path)
+        defer { faults.stop() }
+        let dead = try freeLoopbackPort()
+        let result = try runCLI([nginx.baseURL + "/slow/d.bin",
+                                 "--mirror", "http://127.0.0.1:\(dead)/d.bin",
+                                 "--mirror", faults.baseURL + "/file/d.bin?cut=65536",
+                                 "--mirror", faults.baseURL + "/file/d.bin?rate=200000",
+                                 "-o", out.file("d.bin"), "--max-connections-per-host", "4", "-n", "8", "--min-segment", "1M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Checksums.sha256sum(out.file("d.bin")) == Checksums.sha256sum(source))
+        #expect(result.stderr.contains("mirror http://127.0.0.1:\(dead)/d.bin left out"), "\(result.stderr)")
+        #expect(result.stderr.contains("cut=65536 dropped: 2 requests in a row failed"), "\(result.stderr)")
+        #expect(result.stderr.contains("rate=200000 dropped: it delivers"), "\(result.stderr)")
+    }
+}
