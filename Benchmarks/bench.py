@@ -33,7 +33,7 @@ Environment: RANGEFETCH (binary), WORK (scratch directory on disk), OUT (output 
 SOURCE (the file served directly and through the relay), DIRECT_URL, CAPPED_URL (optional),
 WAN_URL, WAN_SOURCE, WAN_NETNS, WAN_DESCRIPTION (optional), BENCH_RATE_MIB (25),
 BENCH_RUNS (3), BENCH_RUNS_SLOW (single-connection tools in the capped and wan scenarios;
-default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,many,batchcapped,stream,journal,checksum,
+default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,many,batchcapped,mirrors,stream,journal,checksum,
 hash), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
 RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there),
 DIRECT_HTTPS_URL, DIRECT_H2_URL, CAPPED_HTTPS_URL, CAPPED_H2_URL, WAN_HTTPS_URL, WAN_H2_URL,
@@ -74,6 +74,7 @@ MANY_DIR = os.environ.get("MANY_DIR", "")          # the small files, served at 
 MANY_URL = os.environ.get("MANY_URL", "")
 BATCH_SOURCE = os.environ.get("BATCH_SOURCE", "")  # one 128 MiB file, served as BATCH_URLS
 BATCH_URLS = os.environ.get("BATCH_URLS", "").split()
+MIRROR_URLS = os.environ.get("MIRROR_URLS", "").split()  # a second capped mirror, a 1 MiB/s one, a dead one
 TLS_CA = os.environ.get("TLS_CA", "")
 ACCESS_LOG = os.environ.get("ACCESS_LOG", "")
 WAN_ACCESS_LOG = os.environ.get("WAN_ACCESS_LOG", "")
@@ -354,6 +355,38 @@ def scenario(section_id, title, chart_title, url, source, netns="", notes=(), ac
                  extra={"kind": "scenario", "chart_title": chart_title, "url": url, "netns": netns or None})
 
 
+def mirrors_section():
+    """One file from one capped source, from two, and with a crawling or a dead third."""
+    mirror, slow, dead = MIRROR_URLS
+    base = [RF, "-q", "--max-connections-per-host", "8"] + RF_FLAGS + ["-o", TARGET, CAPPED_URL]
+    entries = [
+        (Row("rangefetch, one source (8 connections)", "rangefetch", True), base),
+        (Row("rangefetch --mirror: two sources", "rangefetch", True), base + ["--mirror", mirror]),
+        (Row("rangefetch, two + one at 1 MiB/s per connection", "rangefetch", True),
+         base + ["--mirror", mirror, "--mirror", slow]),
+        (Row("rangefetch, two + a dead one", "rangefetch", True), base + ["--mirror", mirror, "--mirror", dead]),
+        (Row("aria2c -x8 -s16 with both URLs", "aria2c"),
+         ["aria2c", "-q", "-x8", "-s16", "-k1M", "-d", OUT, "-o", TARGET_NAME, "--file-allocation=none",
+          "--allow-overwrite=true", "--auto-file-renaming=false", CAPPED_URL, mirror]),
+    ]
+    say()
+    say("running mirrors")
+    warm(SOURCE)
+    measure_alternating(entries, SOURCE, RUNS)
+    medians = {row.label: statistics.median(s.wall_s for s in row.samples) for row, _ in entries if row.samples}
+    one = medians.get(entries[0][0].label)
+    two = medians.get(entries[1][0].label)
+    notes = [f"Every source is a relay capping each TCP connection at {RATE_MIB} MiB/s; --max-connections-per-host 8 "
+             "counts per source, so two sources give 16 connections."]
+    if one and two:
+        notes.append(f"two sources: {one / two:.2f}x the speed of one (median wall times).")
+        for row, _ in entries[2:4]:
+            if row.label in medians:
+                notes.append(f"{row.label}: {medians[row.label] / two:.2f}x the time of two sources.")
+    table("mirrors", "Mirrors: one file from several capped sources", [row for row, _ in entries],
+          os.path.getsize(SOURCE), notes, baselines=False, extra={"kind": "mirrors"})
+
+
 def stream_section():
     """-o - (ordered streaming to a pipe) against the same download to a file and curl | ..."""
     digest_file = os.path.join(OUT, "stream.sha256")
@@ -611,6 +644,8 @@ def main():
         many_section()
     if BATCH_URLS and wanted("batchcapped"):
         batch_capped_section()
+    if "rangefetch" in TOOL_NAMES and len(MIRROR_URLS) == 3 and wanted("mirrors"):
+        mirrors_section()
     if "rangefetch" in TOOL_NAMES and CAPPED_URL and wanted("stream"):
         stream_section()
     if "rangefetch" in TOOL_NAMES and wanted("journal"):

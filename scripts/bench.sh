@@ -16,7 +16,7 @@
 #                              tens of seconds each (default BENCH_RUNS)
 #   BENCH_ONLY (all)           comma list: unthrottled,capped,wan (plain HTTP), their HTTPS twins
 #                              unthrottled-https,unthrottled-h2,capped-https,capped-h2,wan-https,wan-h2
-#                              (or https for all six), many,batchcapped,stream,journal,checksum,hash
+#                              (or https for all six), many,batchcapped,mirrors,stream,journal,checksum,hash
 #   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
 #   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
 #   BENCH_TOOLS                subset of "curl aria2c axel rangefetch"
@@ -139,6 +139,15 @@ rf_relay_start() {
 rf_relay_start "$port"; relay_port=$started_port
 rf_relay_start "$tls1_port"; relay_tls1_port=$started_port
 rf_relay_start "$tls2_port"; relay_tls2_port=$started_port
+mirror_urls=""
+if wants mirrors; then
+    # A second capped mirror of the same nginx, one at 1 MiB/s per connection, and a dead port.
+    rf_relay_start "$port"; mirror_port=$started_port
+    slow_port=$(rf_free_port)
+    "$work/rf-relay" "$slow_port" "$port" "$((1 << 20))" &
+    relay_pids+=("$!")
+    mirror_urls="http://127.0.0.1:$mirror_port/file.bin http://127.0.0.1:$slow_port/file.bin http://127.0.0.1:$(rf_free_port)/file.bin"
+fi
 sleep 0.2
 
 wan_url="" wan_tls1_url="" wan_tls2_url=""
@@ -164,7 +173,7 @@ ACCESS_LOG="$work/nginx/access.log" WAN_ACCESS_LOG="$work/nginx-wan/access.log" 
 WAN_URL="$wan_url" WAN_SOURCE="$work/www/wan.bin" WAN_NETNS="$RF_WAN_CLIENT_NS" \
 WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR="$results" \
 MANY_DIR="$(wants many && echo "$work/www/many")" MANY_URL="http://127.0.0.1:$port/many" \
-BATCH_SOURCE="$work/www/part.bin" \
+BATCH_SOURCE="$work/www/part.bin" MIRROR_URLS="$mirror_urls" \
 BATCH_URLS="$(wants batchcapped && for i in $(seq 1 "$batch_files"); do echo "http://127.0.0.1:$relay_port/part$i.bin"; done)" \
     python3 Benchmarks/bench.py &
 # In the background and waited for, so that a SIGTERM reaches our trap at once (bash runs traps
