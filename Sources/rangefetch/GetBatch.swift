@@ -114,18 +114,19 @@ extension Get {
     }
 
     /// The list's text: a file, or standard input for `-`.
+    /// Read with plain `read`s, so a pipe works too (`-i <(generate-urls)`).
     private static func readList(_ path: String) throws(DownloadError) -> String {
-        if path != "-" {
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw DownloadError.usage("cannot read the list \(path) (-i): \(String(cString: strerror(errno)))")
-            }
-            return text
+        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw DownloadError.usage("cannot read the list \(path) (-i): \(String(cString: strerror(errno)))")
         }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
+            if count < 0 { throw DownloadError.usage("cannot read the list \(path) (-i): \(String(cString: strerror(errno)))") }
             guard count > 0 else { break }
             bytes += chunk[0..<count]
         }

@@ -64,6 +64,15 @@ final class BatchTests {
         #expect(result.stdout.contains("11 files: 9 downloaded, 2 failed"), "\(result.stdout)")
     }
 
+    /// A list from a pipe (`-i <(…)`) is read like a file.
+    @Test func aListFromAPipeIsRead() throws {
+        let source = try www.randomFile("piped.bin", size: 70_000)
+        let result = try TestProcess.run("/bin/bash", ["-c", "\"$RF\" -i <(printf '\(nginx.baseURL)/piped.bin\\n') -d '\(out.path)'"],
+                                         environment: ["RF": try TestProcess.rangefetchBinary])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try sameBytes(out.file("piped.bin"), source))
+    }
+
     @Test func quietBatchPrintsOnlyItsErrors() throws {
         let good = try www.randomFile("q.bin", size: 64 << 10)
         let path = try list("quiet.txt", ["\(nginx.baseURL)/q.bin", "\(nginx.baseURL)/gone.bin"])

@@ -166,7 +166,7 @@ final class DownloadSession {
         while true {
             do throws(DownloadError) {
                 // In a batch the probe's connection counts like any other: it waits for room.
-                let lease = lease(host: URLParts(url)?.host)
+                let lease = lease(host: URLParts(url)?.origin)
                 if let lease {
                     while !lease.acquire() {
                         if cancellation.isCancelled { throw DownloadError.cancelled() }
@@ -381,7 +381,7 @@ final class DownloadSession {
             request: options.request, retry: options.retry,
             writeBufferBytes: Self.writeBufferBytes(options),
             checkpointIntervalSeconds: options.checkpointIntervalSeconds,
-            lease: lease(host: URLParts(remote.finalURL)?.host),
+            lease: lease(host: URLParts(remote.finalURL)?.origin),
             bufferPool: sharing?.buffers)
         configuration.startLimit = startLimit
         configuration.maximumConnectionsPerSource = options.maximumConnectionsPerHost

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Connections shared by the downloads of a batch: at most ``total`` at once, at most
-/// ``perHost`` to any one host, and files that started earlier are served first (a file that
+/// ``perHost`` to any one host (an origin: scheme, host and port), and files that started earlier are served first (a file that
 /// wants more connections than it has blocks later files from taking the ones that come free),
 /// so partial results become whole files early instead of everything finishing at the end.
 ///

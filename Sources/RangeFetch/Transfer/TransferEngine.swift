@@ -151,7 +151,7 @@ final class TransferEngine {
     private let remotes: [RemoteFile]
     /// How each source is used and how it does.
     private var usage: [SourceUsage]
-    /// Each source's host, as the batch's per-host limit counts it.
+    /// Each source's origin (scheme, host, port), as the batch's per-host limit counts it.
     private let sourceHosts: [String]
     /// The main URL's source (redirects, expiring signatures, reports).
     private var source: Source {
@@ -177,7 +177,7 @@ final class TransferEngine {
         remotes = [configuration.remote] + configuration.mirrors
         sources = remotes.map(Source.init(remote:))
         usage = Array(repeating: SourceUsage(), count: remotes.count)
-        sourceHosts = remotes.map { URLParts($0.finalURL)?.host ?? "" }
+        sourceHosts = remotes.map { URLParts($0.finalURL)?.origin ?? "" }
         segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
         for segment in segments { segmentsByID[segment.id] = segment }
         nextSegmentID = segments.count
