@@ -1,4 +1,5 @@
 import FoundationEssentials
+import RangeFetch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,8 +20,8 @@ struct ConfigFile {
     /// Where it is read from unless `--config FILE` or `--no-config` says otherwise:
     /// `$XDG_CONFIG_HOME/rangefetch/config`, else `~/.config/rangefetch/config`.
     static var defaultPath: String? {
-        if let xdg = environment("XDG_CONFIG_HOME") { return xdg + "/rangefetch/config" }
-        return environment("HOME").map { $0 + "/.config/rangefetch/config" }
+        if let xdg = Environment.value("XDG_CONFIG_HOME") { return xdg + "/rangefetch/config" }
+        return Environment.value("HOME").map { $0 + "/.config/rangefetch/config" }
     }
 
     /// A line that cannot be an option: a usage error naming the file and line.
@@ -90,8 +91,4 @@ struct ConfigFile {
         return String(text.drop(while: blank).reversed().drop(while: blank).reversed())
     }
 
-    private static func environment(_ name: String) -> String? {
-        guard let value = getenv(name), value.pointee != 0 else { return nil }
-        return String(cString: value)
-    }
 }

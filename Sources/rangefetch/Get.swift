@@ -361,7 +361,7 @@ struct NetworkOptions: ParsableArguments {
         if let userAgent { options.request.userAgent = userAgent }
         options.request.insecure = insecure
         // curl's variables for a CA bundle, then OpenSSL's.
-        options.request.caCertificatePath = caCertificate ?? Self.environment("CURL_CA_BUNDLE") ?? Self.environment("SSL_CERT_FILE")
+        options.request.caCertificatePath = caCertificate ?? Environment.value("CURL_CA_BUNDLE") ?? Environment.value("SSL_CERT_FILE")
         options.request.proxy = proxy
         options.request.noProxy = noProxy
         options.request.netrc = netrc || netrcFile != nil
@@ -372,14 +372,6 @@ struct NetworkOptions: ParsableArguments {
         options.request.maximumBytesPerSecond = maxSpeed.flatMap(ByteCount.parse)
         options.request.connectTimeoutSeconds = connectTimeout
         options.retry = RetryPolicy(maximumTries: maxTries, baseDelaySeconds: retryWait)
-    }
-}
-
-extension NetworkOptions {
-    /// A non-empty environment variable.
-    static func environment(_ name: String) -> String? {
-        guard let value = getenv(name), value.pointee != 0 else { return nil }
-        return String(cString: value)
     }
 }
 

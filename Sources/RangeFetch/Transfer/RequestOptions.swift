@@ -152,7 +152,7 @@ public struct RequestOptions: Sendable, Equatable {
     /// else `http_proxy` (lower case only) or `HTTPS_PROXY`/`https_proxy` by scheme, else
     /// `ALL_PROXY`/`all_proxy`; `--noproxy` or `NO_PROXY`/`no_proxy` (`*`, a host or a domain
     /// suffix) bypass it.
-    func proxyInUse(for url: String, environment: (String) -> String? = RequestOptions.environment) -> String? {
+    func proxyInUse(for url: String, environment: (String) -> String? = Environment.value) -> String? {
         guard let parts = URLParts(url) else { return nil }
         let host = parts.host.lowercased()
         let bypass = noProxy ?? environment("no_proxy") ?? environment("NO_PROXY") ?? ""
@@ -168,11 +168,6 @@ public struct RequestOptions: Sendable, Equatable {
         return nil
     }
 
-    /// A non-empty environment variable.
-    static func environment(_ name: String) -> String? {
-        guard let value = getenv(name), value.pointee != 0 else { return nil }
-        return String(cString: value)
-    }
 
     /// Header fields that hold secrets for one origin.
     static let originBoundFields: Set<String> = ["authorization", "cookie"]

@@ -25,7 +25,7 @@ public struct S3Configuration: Sendable, Equatable {
     /// - Parameter unsigned: send requests unsigned whatever credentials there are.
     /// - Throws: a usage error when credentials are missing or incomplete.
     public static func load(unsigned: Bool = false) throws(DownloadError) -> S3Configuration {
-        try load(environment: processEnvironment, readFile: { FileSystem.smallFileText($0) }, unsigned: unsigned)
+        try load(environment: Environment.value, readFile: { FileSystem.smallFileText($0) }, unsigned: unsigned)
     }
 
     static func load(environment: (String) -> String?, readFile: (String) -> String?,
@@ -67,10 +67,6 @@ public struct S3Configuration: Sendable, Equatable {
         return base + "/?" + query
     }
 
-    public static func processEnvironment(_ name: String) -> String? {
-        guard let value = getenv(name), value.pointee != 0 else { return nil }
-        return String(cString: value)
-    }
 }
 
 /// An `s3://BUCKET/KEY` URL. A key that is empty or ends in `/` names a prefix.
