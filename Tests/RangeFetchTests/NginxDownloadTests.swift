@@ -135,3 +135,61 @@ final class NginxDownloadTests {
         }
     }
 }
+
+/// What an embedder of the library meets: the event stream under cancellation.
+@Suite(.serialized)
+final class EmbedderTests {
+    let www: TemporaryDirectory
+    let out: TemporaryDirectory
+    let nginx: NginxServer
+
+    init() throws {
+        (www, out, nginx) = try NginxServer.withScratchDirectories()
+    }
+
+    /// Cancelling the task that iterates `events(for:)` ends the loop by throwing `.interrupted`
+    /// (not as if it succeeded), and only once the partial file is let go: the same file can be
+    /// started again at once, in the same process, and resumes.
+    @Test func cancellingTheIteratingTaskThrowsAndReleasesTheFile() async throws {
+        let source = try www.randomFile("c.bin", size: 32 << 20)
+        var options = DownloadOptions()
+        options.destination = .file(out.file("c.bin"))
+        options.connections = .fixed(2)
+        let downloader = Downloader(options: options)
+        let url = nginx.baseURL + "/slow/c.bin"
+        let (progressed, signal) = AsyncStream<Void>.makeStream()
+        let consumer = Task { () async -> Result<Int, any Error> in
+            var events = 0
+            do {
+                for try await event in downloader.events(for: url) {
+                    events += 1
+                    if case .progress(let progress) = event, progress.receivedBytes >= 2 << 20 { signal.yield() }
+                }
+                return .success(events)
+            } catch {
+                return .failure(error)
+            }
+        }
+        var waiter = progressed.makeAsyncIterator()
+        _ = await waiter.next()
+        consumer.cancel()
+        switch await consumer.value {
+        case .success(let count):
+            Issue.record("the loop ended without an error after \(count) events, as if it had succeeded")
+        case .failure(let error):
+            #expect((error as? DownloadError)?.category == .interrupted, "\(error)")
+        }
+        let journal = (try? String(contentsOfFile: out.file("c.bin.part.rfjournal"), encoding: .utf8)) ?? "none"
+        let warnings = WarningLog()
+        let summary = try await downloader.download(url) { if case .warning(let message) = $0 { warnings.add(message) } }
+        #expect(summary.resumedBytes > 0, "\(warnings.all) journal: \(journal.suffix(400))")
+        #expect(try Checksums.sha256sum(out.file("c.bin")) == Checksums.sha256sum(source))
+    }
+}
+
+final class WarningLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+    func add(_ message: String) { lock.withLock { messages.append(message) } }
+    var all: [String] { lock.withLock { messages } }
+}

@@ -42,18 +42,12 @@ extension Downloader {
     }
 
     /// The same batch as one stream of events ending with `.finished`; ending iteration early
-    /// cancels it.
-    public func events(forBatch entries: [BatchEntry], options batch: BatchOptions) -> AsyncThrowingStream<BatchEvent, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    _ = try await download(batch: entries, options: batch) { continuation.yield($0) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+    /// cancels it, and cancelling the task that iterates it ends it by throwing (category
+    /// `.interrupted`) once every file is closed.
+    public func events(forBatch entries: [BatchEntry], options batch: BatchOptions) -> DownloadEventStream<BatchEvent> {
+        DownloadEventStream { send in
+            _ = try await download(batch: entries, options: batch, events: send)
+            if Task.isCancelled { throw DownloadError.cancelled() }
         }
     }
 }

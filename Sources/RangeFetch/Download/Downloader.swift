@@ -36,20 +36,14 @@ public struct Downloader: Sendable {
         }
     }
 
-    /// The same download as a stream of events ending with `.finished`; failures end the stream
-    /// with a ``DownloadError``. Ending iteration early cancels the download.
-    public func events(for url: String) -> AsyncThrowingStream<DownloadEvent, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    let summary = try await download(url) { continuation.yield($0) }
-                    continuation.yield(.finished(summary))
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+    /// The same download as a stream of events ending with `.finished`; a failure ends it by
+    /// throwing the ``DownloadError``, and so does cancelling the task that iterates it (category
+    /// `.interrupted`, thrown once the partial file is closed). Ending iteration early cancels
+    /// the download.
+    public func events(for url: String) -> DownloadEventStream<DownloadEvent> {
+        DownloadEventStream { send in
+            let summary = try await download(url, events: send)
+            send(.finished(summary))
         }
     }
 
