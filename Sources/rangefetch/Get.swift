@@ -25,7 +25,7 @@ struct Get: AsyncParsableCommand {
     @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i).")
     var urls: [String] = []
 
-    @Option(name: [.short, .customLong("input-file")], help: ArgumentHelp("Download every URL listed in this file ('-' for stdin): one URL per line, with aria2c's indented 'out=', 'dir=', 'checksum=', 'header=' lines, or JSON lines {\"url\": …, \"out\": …, \"sha256\": …}. Example: -i models.txt", valueName: "file"))
+    @Option(name: [.short, .customLong("input-file")], help: ArgumentHelp("Download every URL listed in this file ('-' for stdin): one URL per line, with aria2c's indented 'out=', 'dir=', 'checksum=', 'header=' lines, or JSON lines {\"url\": ..., \"out\": ..., \"sha256\": ...}. Example: -i models.txt", valueName: "file"))
     var inputFile: String?
 
     @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Files downloaded at once in a batch. Example: -j 16", valueName: "n"))
@@ -101,7 +101,7 @@ struct Get: AsyncParsableCommand {
     @Flag(name: .customLong("no-sign-request"), help: "For s3:// URLs of a public bucket: send requests unsigned (no credentials needed), as aws s3 --no-sign-request.")
     var noSignRequest = false
 
-    @Option(name: .customLong("config"), help: ArgumentHelp("Read default options from this file instead of $XDG_CONFIG_HOME/rangefetch/config (else ~/.config/rangefetch/config): one option a line, its long name with or without dashes, then its value (connections 8, header Authorization: Bearer …), # for comments. The command line wins. Example: --config ./ci.conf", valueName: "file"))
+    @Option(name: .customLong("config"), help: ArgumentHelp("Read default options from this file instead of $XDG_CONFIG_HOME/rangefetch/config (else ~/.config/rangefetch/config): one option a line, its long name with or without dashes, then its value (connections 8, header Authorization: Bearer ...), # for comments. The command line wins. Example: --config ./ci.conf", valueName: "file"))
     var config: String?
 
     @Flag(name: .customLong("no-config"), help: "Read no config file.")
@@ -248,7 +248,7 @@ struct Get: AsyncParsableCommand {
 
 /// `--checksum` and `--checksum-file`, shared by `get` and `verify`.
 struct ChecksumOptions: ParsableArguments {
-    @Option(name: .customLong("checksum"), help: ArgumentHelp("Expected digest ALGO=HEX (sha256, sha512, sha1, md5; aria2's sha-256= works too). The file is moved into place only if it matches. Repeatable. Example: --checksum sha256=e3b0c442…", valueName: "algo=hex"))
+    @Option(name: .customLong("checksum"), help: ArgumentHelp("Expected digest ALGO=HEX (sha256, sha512, sha1, md5; aria2's sha-256= works too). The file is moved into place only if it matches. Repeatable. Example: --checksum sha256=e3b0c442...", valueName: "algo=hex"))
     var checksums: [String] = []
 
     @Option(name: .customLong("checksum-file"), help: ArgumentHelp("A sha256sum/md5sum-style file; the entry naming the output file is used. Example: --checksum-file SHA256SUMS", valueName: "file"))

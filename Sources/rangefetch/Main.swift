@@ -84,7 +84,7 @@ struct RangeFetchCommand: AsyncParsableCommand {
         Examples:
           rangefetch https://example.com/big.iso
           rangefetch -n 16 -d ~/Downloads https://example.com/model.safetensors
-          rangefetch --checksum sha256=9f86d08… -o out.bin https://example.com/file
+          rangefetch --checksum sha256=9f86d08... -o out.bin https://example.com/file
           rangefetch verify out.bin --checksum-file SHA256SUMS
           rangefetch bench https://example.com/big.iso
 
