@@ -5,12 +5,15 @@ extension Downloader {
     /// resumes partial ones.
     ///
     /// ```swift
-    /// let entries = try Manifest.parse(text, source: "models.txt")
+    /// let entries = try Manifest.parse("\(base)/a.bin\n\(base)/b.bin\n", source: "list")
     /// var batch = BatchOptions()
-    /// batch.jobs = 8
-    /// let summary = await Downloader().download(batch: entries, options: batch) { event in … }
-    /// if !summary.succeeded { … }
+    /// batch.directory = directory + "/batch"
+    /// batch.jobs = 2
+    /// let summary = try await downloader.download(batch: entries, options: batch)
+    /// print("3. batch: \(summary.count(.downloaded)) downloaded, \(summary.count(.failed)) failed")
     /// ```
+    ///
+    /// (Step 3 of `Examples/Embedding`, which the tests build and run.)
     ///
     /// `self.options` applies to every file (connections per file, retries, request options);
     /// an entry's own name, directory, digests and headers are added to them. `events` is called
