@@ -78,7 +78,7 @@ final class BatchReporter: Sendable {
         case .silent:
             switch event {
             case .file(let index, .warning(let message)): writeOut("warning: \(label(index)): \(message)\n", to: STDERR_FILENO)
-            case .failed(_, let error): writeOut("rangefetch: error: \(error.message)\n", to: STDERR_FILENO)
+            case .failed(_, let error): writeOut("rangefetch: error: \(error.cliMessage)\n", to: STDERR_FILENO)
             default: break
             }
         }
@@ -100,7 +100,7 @@ final class BatchReporter: Sendable {
     func fail(_ error: DownloadError, status: Int32) {
         if style == .json { writeOut(ProgressRenderer.json(error: error, exitCode: status) + "\n", to: STDOUT_FILENO) }
         let clear = state.withLock { clearBlock(&$0) }
-        writeOut(clear + "rangefetch: error: \(error.message)\n", to: STDERR_FILENO)
+        writeOut(clear + "rangefetch: error: \(error.cliMessage)\n", to: STDERR_FILENO)
     }
 
     // MARK: JSON
@@ -157,7 +157,7 @@ final class BatchReporter: Sendable {
             case .failed(let index, let error):
                 state.active[index] = nil
                 state.failed += 1
-                note = "rangefetch: error: \(error.message)"
+                note = "rangefetch: error: \(error.cliMessage)"
             default:
                 break
             }

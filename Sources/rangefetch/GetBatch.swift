@@ -23,7 +23,7 @@ extension Get {
             throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(maxConnectionsPerHost))")
         }
         if let shard {
-            do { _ = try ShardSelector(parsing: shard) } catch { throw ValidationError(error.message) }
+            do { _ = try ShardSelector(parsing: shard) } catch { throw ValidationError("--shard: \(error.message)") }
         }
     }
 

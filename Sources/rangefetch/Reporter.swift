@@ -91,7 +91,7 @@ final class Reporter: Sendable {
     func fail(_ error: DownloadError, status: Int32) {
         clearBar()
         if style == .json { printLine(ProgressRenderer.json(error: error, exitCode: status)) }
-        writeError("rangefetch: error: \(error.message)\n")
+        writeError("rangefetch: error: \(error.cliMessage)\n")
     }
 
     private func note(_ text: String) {

@@ -187,6 +187,34 @@ final class EmbedderTests {
     }
 }
 
+extension EmbedderTests {
+    /// The library says what happened and which remedy applies; the words of the remedy (flags
+    /// such as --overwrite, "rerun the same command") are the command line's.
+    @Test func libraryErrorsDescribeTheSituationAndNameARemedyWithoutCLIAdvice() async throws {
+        try www.randomFile("e.bin", size: 100_000)
+        try Data("other".utf8).write(to: URL(fileURLWithPath: out.file("e.bin")))
+        var options = DownloadOptions()
+        options.destination = .file(out.file("e.bin"))
+        do {
+            _ = try await Downloader(options: options).download(nginx.baseURL + "/e.bin")
+            Issue.record("an existing file was replaced without --overwrite")
+        } catch {
+            #expect(error.remedy == .continueOrOverwrite)
+            #expect(!error.message.contains("--"), "\(error.message)")
+        }
+        options.destination = .file(out.path)
+        do {
+            _ = try await Downloader(options: options).download(nginx.baseURL + "/e.bin")
+            Issue.record("downloaded onto a directory")
+        } catch {
+            #expect(error.remedy == .downloadIntoDirectory && !error.message.contains("-d"), "\(error.message)")
+        }
+        // The CLI adds the words.
+        let cli = try runCLI([nginx.baseURL + "/e.bin", "-o", out.file("e.bin")])
+        #expect(cli.stderr.contains("use --continue to resume from its bytes or --overwrite to replace it"), "\(cli.stderr)")
+    }
+}
+
 final class WarningLog: @unchecked Sendable {
     private let lock = NSLock()
     private var messages: [String] = []

@@ -102,7 +102,7 @@ final class BatchRun: Sendable {
     /// `error` with a message that names the entry: its line in the list and its URL.
     static func naming(_ entry: BatchEntry, in error: DownloadError) -> DownloadError {
         let subject = error.message.contains(entry.url) ? entry.origin : Manifest.describe(entry)
-        return DownloadError(error.code, subject.map { "\($0): \(error.message)" } ?? error.message)
+        return DownloadError(error.code, subject.map { "\($0): \(error.message)" } ?? error.message, remedy: error.remedy)
     }
 
     /// The entry's download options: the batch's, with its own name, directory, digests and

@@ -10,7 +10,7 @@ public struct ShardSelector: Sendable, Equatable {
 
     public init(index: Int, count: Int) throws(DownloadError) {
         guard count >= 1, (0..<count).contains(index) else {
-            throw DownloadError(.invalidOption, "--shard K/N needs 0 <= K < N (got \(index)/\(count))")
+            throw DownloadError(.invalidOption, "shard K/N needs 0 <= K < N (got \(index)/\(count))")
         }
         self.index = index
         self.count = count
@@ -20,7 +20,7 @@ public struct ShardSelector: Sendable, Equatable {
     public init(parsing text: String) throws(DownloadError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
-            throw DownloadError(.invalidOption, "--shard takes K/N, e.g. 0/4 for the first of four shards (got '\(text)')")
+            throw DownloadError(.invalidOption, "a shard is K/N, e.g. 0/4 for the first of four shards (got '\(text)')")
         }
         try self.init(index: index, count: count)
     }

@@ -38,16 +38,48 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
         case cancelled
     }
 
+    /// What the user can do about a failure: the library describes the situation in ``message``
+    /// and leaves the words of the remedy (flags, commands) to its front end.
+    public enum Remedy: Sendable, Equatable {
+        /// Running the same download again resumes it.
+        case runAgainToResume
+        /// Free disk space, then run it again (it resumes).
+        case freeSpaceThenRunAgain
+        /// Choose a writable place for the file.
+        case chooseWritableLocation
+        /// Give credentials (a user and password, or a token header).
+        case giveCredentials
+        /// Wait for the other process, or choose another output path.
+        case waitOrChooseOtherOutput
+        /// Resume from the file already there, or replace it.
+        case continueOrOverwrite
+        /// Replace the file already there.
+        case overwrite
+        /// Download into the directory instead of onto it.
+        case downloadIntoDirectory
+        /// Fetch the prefix as a batch of its objects.
+        case fetchPrefixAsBatch
+        /// Trust the server's certificate (a CA file), or, at one's own risk, skip the check.
+        case trustCertificate
+        /// Use another proxy, or none for this host.
+        case fixProxy
+        /// Give S3 credentials, or send unsigned requests to a public bucket.
+        case giveS3Credentials
+    }
+
     let code: Code
+    /// What the user can do about it, when there is something; ``message`` does not say it.
+    public var remedy: Remedy?
     /// The server's `Retry-After`, when it sent one with this failure.
     var retryAfterSeconds: Double?
     /// One line describing what failed, naming the URL, path, status or errno involved. URLs in
     /// it are redacted (``Redaction``): no password or signature.
     public let message: String
 
-    init(_ code: Code, _ message: String) {
+    init(_ code: Code, _ message: String, remedy: Remedy? = nil) {
         self.code = code
         self.message = Redaction.text(message)
+        self.remedy = remedy
     }
 
     /// The broad class of this failure.

@@ -62,7 +62,7 @@ final class DownloadSession {
     static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
         guard let location = S3Location(url) else { return (url, options) }
         guard !location.bucket.isEmpty, !location.isPrefix else {
-            throw DownloadError(.invalidURL, "\(url) names a prefix, not an object: list it as a batch (rangefetch \(url) -d DIR)")
+            throw DownloadError(.invalidURL, "\(url) names a prefix, not an object", remedy: .fetchPrefixAsBatch)
         }
         var options = options
         let configuration: S3Configuration
@@ -90,7 +90,7 @@ final class DownloadSession {
                 emit(.warning("\(error.message); downloading the new version from the start (restart \(restarts) of \(Self.maximumRestarts))"))
                 remote = try probe()
             } catch where error.code == .remoteChanged {
-                throw DownloadError(error.code, "\(error.message) — it changed \(restarts + 1) times during the download; try again later")
+                throw DownloadError(error.code, "\(error.message) — it changed \(restarts + 1) times during the download; try again later", remedy: error.remedy)
             }
         }
     }
@@ -130,7 +130,7 @@ final class DownloadSession {
             try PartialFile(path: paths.partial, truncate: false, privateMode: options.request.carriesCredentials(for: url))
         }
         guard try wrap({ () throws(SystemCallError) in try file.tryLock() }) else {
-            throw DownloadError(.busy, "\(paths.partial) is in use by another rangefetch process; wait for it or choose another -o")
+            throw DownloadError(.busy, "\(paths.partial) is in use by another rangefetch process", remedy: .waitOrChooseOtherOutput)
         }
         defer { file.close() }
 
@@ -202,7 +202,7 @@ final class DownloadSession {
               let answer = try? S3Client(configuration: configuration, request: options.request, cancellation: cancellation,
                                          multi: multi).get(url),
               let detail = S3Client.errorDetail(answer.body) else { return error }
-        return DownloadError(error.code, "\(error.message); S3 said \(detail)")
+        return DownloadError(error.code, "\(error.message); S3 said \(detail)", remedy: error.remedy)
     }
 
     // MARK: Deciding where to start
@@ -259,7 +259,7 @@ final class DownloadSession {
                                 expected: [(DigestValue, String)]) throws(DownloadError) -> DownloadSummary {
         let existing = FileSystem.size(of: paths.final) ?? -1
         guard let size = remote.size, existing == size else {
-            throw DownloadError(.outputExists, "\(paths.final) already exists (\(existing) bytes; the server has \(remote.size.map(String.init) ?? "an unknown number of") bytes). Use --continue to resume from its bytes or --overwrite to replace it")
+            throw DownloadError(.outputExists, "\(paths.final) already exists (\(existing) bytes; the server has \(remote.size.map(String.init) ?? "an unknown number of") bytes)", remedy: .continueOrOverwrite)
         }
         var verified: [DigestValue] = []
         if !expected.isEmpty {
@@ -277,10 +277,10 @@ final class DownloadSession {
     private func adopt(paths: OutputPaths, remote: RemoteFile) throws(DownloadError) -> Int64 {
         let existing = FileSystem.size(of: paths.final) ?? 0
         guard remote.isSegmentable, let size = remote.size else {
-            throw DownloadError(.outputExists, "\(paths.final) exists and the server does not serve ranges, so it cannot be continued; use --overwrite")
+            throw DownloadError(.outputExists, "\(paths.final) exists and the server does not serve ranges, so it cannot be continued", remedy: .overwrite)
         }
         guard existing <= size else {
-            throw DownloadError(.outputExists, "\(paths.final) (\(existing) bytes) is larger than the file on the server (\(size) bytes); use --overwrite")
+            throw DownloadError(.outputExists, "\(paths.final) (\(existing) bytes) is larger than the file on the server (\(size) bytes)", remedy: .overwrite)
         }
         try wrap { () throws(SystemCallError) in try FileSystem.durableRename(paths.final, to: paths.partial) }
         emit(.warning("continuing from the \(existing) bytes already in \(paths.final)"))
@@ -323,7 +323,7 @@ final class DownloadSession {
                 throw DownloadError(.cancelled, "interrupted after \(engine.segmentStates.writtenBytes) bytes; \(why) running the command again starts from the beginning")
             }
             if error.code == .cancelled {
-                throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial) — rerun the same command to resume")
+                throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial)", remedy: .runAgainToResume)
             }
             throw error
         }
@@ -345,7 +345,7 @@ final class DownloadSession {
             } catch {
                 store?.remove()
                 try? FileSystem.durableRename(paths.partial, to: paths.rejected)
-                throw DownloadError(error.code, "\(error.message); the bytes received were kept as \(paths.rejected)")
+                throw DownloadError(error.code, "\(error.message); the bytes received were kept as \(paths.rejected)", remedy: error.remedy)
             }
             verified = actual
             verificationSeconds = MonotonicTime.now() - lastByteAt
@@ -550,7 +550,7 @@ final class DownloadSession {
             do {
                 try DigestCheck.compare(expected: expected, actual: verified, path: target.name)
             } catch {
-                throw DownloadError(error.code, "\(error.message); \(target.name) has already received these bytes")
+                throw DownloadError(error.code, "\(error.message); \(target.name) has already received these bytes", remedy: error.remedy)
             }
             for (want, source) in expected { emit(.verified(want, source: source)) }
         }

@@ -62,7 +62,7 @@ struct OutputPaths: Sendable {
 
     static func checkFinalPath(_ path: String) throws(DownloadError) {
         if path.hasSuffix("/") || FileSystem.kind(of: path) == .directory {
-            throw DownloadError(.fileSystem(errno: EISDIR), "output path \(path) is a directory (use -d DIR to download into it)")
+            throw DownloadError(.fileSystem(errno: EISDIR), "output path \(path) is a directory", remedy: .downloadIntoDirectory)
         }
     }
 }

@@ -87,7 +87,7 @@ struct Prober {
 
     static func reason(_ status: Int) -> String {
         switch status {
-        case 401: " (authentication required: pass --user or credentials in the URL)"
+        case 401: " (authentication required)"
         case 403: " (forbidden)"
         case 404: " (not found)"
         case 407: " (proxy authentication required)"

@@ -16,14 +16,12 @@ struct SystemCallError: Error, Sendable, CustomStringConvertible {
 
     /// The same failure as a user-facing download error.
     var downloadError: DownloadError {
-        var hint = ""
-        switch errno {
-        case ENOSPC, EDQUOT: hint = " (free some space; rerunning the same command resumes)"
-        case EACCES, EPERM, EROFS: hint = " (choose a writable location with -o or -d)"
-        case ENOENT: hint = " (does the directory exist?)"
-        default: break
+        let remedy: DownloadError.Remedy? = switch errno {
+        case ENOSPC, EDQUOT: .freeSpaceThenRunAgain
+        case EACCES, EPERM, EROFS: .chooseWritableLocation
+        default: nil
         }
-        return DownloadError(.fileSystem(errno: errno), "\(self)\(hint)")
+        return DownloadError(.fileSystem(errno: errno), "\(self)", remedy: remedy)
     }
 }
 

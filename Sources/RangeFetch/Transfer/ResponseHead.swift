@@ -134,6 +134,7 @@ struct ResponseHead: Sendable {
                                   + (range.map { " for range \($0.httpRangeSpec)" } ?? "")
                                   + (status >= 400 ? PresignedURL.expiredNote(url).map { "; \($0)" } ?? "" : ""))
         error.retryAfterSeconds = RetryPolicy.retryAfterSeconds(self["retry-after"])
+        if status == 401 { error.remedy = .giveCredentials }
         return error
     }
 

@@ -587,9 +587,9 @@ final class TransferEngine {
         case .fatal where remotes.count > 1 && exclude(index, why: "it refused a request (HTTP \(status)\(said))"):
             try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
         case .fatal where transfer.url == sources[index].userURL && sources[index].resolutions > 0:
-            throw DownloadError(error.code, "\(sources[index].userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked")
+            throw DownloadError(error.code, "\(sources[index].userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked", remedy: error.remedy)
         case .fatal:
-            throw DownloadError(error.code, error.message + said)
+            throw DownloadError(error.code, error.message + said, remedy: error.remedy)
         }
     }
 
@@ -640,7 +640,7 @@ final class TransferEngine {
         let tries = max(1, segment.triesWithoutProgress)
         if tries >= configuration.retry.maximumTries
             || failuresWithoutProgress >= configuration.retry.maximumTries + configuration.connections.maximum {
-            throw DownloadError(error.code, "\(error.message) — gave up after \(tries) tries")
+            throw DownloadError(error.code, "\(error.message) — gave up after \(tries) tries", remedy: error.remedy)
         }
         let jitter = Double.random(in: 0...1, using: &randomState)
         let delay = configuration.retry.delay(beforeRetry: tries, retryAfterSeconds: retryAfter, jitter: jitter)

@@ -39,23 +39,26 @@ enum TransferFailure {
     static func curl(_ code: CURLcode, url: String, detail: String?, proxy: String? = nil) -> DownloadError {
         let raw = Int32(code.rawValue)
         var message = "\(url): \(code.explanation)"
+        var remedy: DownloadError.Remedy?
         switch code {
         case CURLE_COULDNT_RESOLVE_PROXY:
             message = "\(url): could not resolve the host of the proxy \(proxy ?? "")"
         case CURLE_COULDNT_CONNECT where proxy != nil:
-            message = "\(url): could not connect to the proxy \(proxy ?? "") (is it up? --proxy URL sets another, --noproxy HOST bypasses it)"
+            message = "\(url): could not connect to the proxy \(proxy ?? "")"
+            remedy = .fixProxy
         case CURLE_COULDNT_RESOLVE_HOST: message = "\(url): could not resolve host"
         case CURLE_COULDNT_CONNECT: message = "\(url): could not connect (is the server up?)"
         case CURLE_OPERATION_TIMEDOUT: message = "\(url): timed out (no data for too long)"
         case CURLE_TOO_MANY_REDIRECTS: message = "\(url): too many redirects"
         case CURLE_PEER_FAILED_VERIFICATION:
-            message = "\(url): TLS certificate not trusted (use --cacert FILE, or --insecure at your own risk)"
+            message = "\(url): TLS certificate not trusted"
+            remedy = .trustCertificate
         case CURLE_UNSUPPORTED_PROTOCOL: message = "\(url): unsupported protocol (only http and https)"
         case CURLE_BAD_CONTENT_ENCODING:
             message = "\(url): the body does not decode as its Content-Encoding says (corrupt, or a coding libcurl cannot decode); nothing encoded is saved"
         default: break
         }
         if let detail, !detail.isEmpty { message += " (\(detail))" }
-        return DownloadError(.transport(curlCode: raw), message)
+        return DownloadError(.transport(curlCode: raw), message, remedy: remedy)
     }
 }

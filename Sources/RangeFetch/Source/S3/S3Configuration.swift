@@ -46,7 +46,7 @@ public struct S3Configuration: Sendable, Equatable {
         let token = fromEnvironment ? environment("AWS_SESSION_TOKEN") : credentialsFile["aws_session_token"]
         guard let key, let secret else {
             let missing = key == nil ? "no access key" : "an access key without its secret"
-            throw DownloadError(.invalidOption, "s3:// URLs need credentials and there is \(missing): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials; for a public bucket use --no-sign-request")
+            throw DownloadError(.invalidOption, "s3:// URLs need credentials and there is \(missing) (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials)", remedy: .giveS3Credentials)
         }
         return S3Configuration(signer: SigV4Signer(accessKeyID: key, secretAccessKey: secret, sessionToken: token, region: region),
                                region: region, endpoint: endpoint)
