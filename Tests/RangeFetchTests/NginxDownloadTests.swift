@@ -215,6 +215,17 @@ extension EmbedderTests {
     }
 }
 
+extension EmbedderTests {
+    @Test func aFoundationURLIsAcceptedWhereAStringIs() async throws {
+        let source = try www.randomFile("u.bin", size: 300_000)
+        var options = DownloadOptions()
+        options.destination = .directory(out.path)
+        let summary = try await Downloader(options: options).download(URL(string: nginx.baseURL + "/u.bin")!)
+        #expect(summary.path == out.file("u.bin"))
+        #expect(try Checksums.sha256sum(out.file("u.bin")) == Checksums.sha256sum(source))
+    }
+}
+
 final class WarningLog: @unchecked Sendable {
     private let lock = NSLock()
     private var messages: [String] = []

@@ -1,5 +1,6 @@
 /// One file of a batch: a URL and where and how to save it.
 public struct BatchEntry: Sendable, Equatable {
+    /// The file's URL (`http`, `https` or `s3://`).
     public var url: String
     /// The file name (`out=`), relative to ``directory``; `nil`: the server's name.
     public var output: String?
@@ -15,6 +16,7 @@ public struct BatchEntry: Sendable, Equatable {
     /// ``DownloadOptions/mirrors``.
     public var mirrors: [String] = []
 
+    /// An entry for `url`, with the options an `-i` list line can give it.
     public init(url: String, output: String? = nil, directory: String? = nil, checksums: [DigestValue] = [],
                 headers: [String] = [], origin: String? = nil) {
         self.url = url

@@ -12,10 +12,13 @@ public enum BatchEvent: Sendable {
 
 /// How a batch starts.
 public struct BatchStart: Sendable, Equatable {
+    /// Entries in the batch.
     public var files: Int
     /// Files downloaded at once.
     public var jobs: Int
+    /// Connections all files share.
     public var maximumConnections: Int
+    /// Connections to one origin (scheme, host, port) at most.
     public var maximumConnectionsPerHost: Int
 }
 
@@ -32,10 +35,13 @@ public struct BatchOptions: Sendable, Equatable {
     /// Where entries without `dir=` go.
     public var directory = "."
 
+    /// Allowed values of ``jobs``.
     public static let jobRange = 1...256
 
+    /// The defaults: 4 jobs, 16 connections in all and per host, into the current directory.
     public init() {}
 
+    /// Checks the values; throws a usage error naming the bad one.
     public func validate() throws(DownloadError) {
         guard Self.jobRange.contains(jobs) else {
             throw DownloadError(.invalidOption, "jobs must be between 1 and 256 (got \(jobs))")
@@ -48,6 +54,7 @@ public struct BatchOptions: Sendable, Equatable {
 
 /// One file's outcome.
 public struct BatchFileResult: Sendable, Equatable {
+    /// How a file of the batch ended.
     public enum Status: String, Sendable {
         /// Fetched (completely or the rest of a partial download) and verified.
         case downloaded
@@ -60,27 +67,37 @@ public struct BatchFileResult: Sendable, Equatable {
         case notStarted = "not-started"
     }
 
+    /// The entry's place in the list, from 0.
     public var index: Int
+    /// The entry's URL, redacted (no password or signature).
     public var url: String
+    /// How it ended.
     public var status: Status
     /// Final path, once known.
     public var path: String?
+    /// Bytes of the file: its size when complete, the bytes it holds when it did not finish.
     public var bytes: Int64 = 0
     /// Bytes fetched by this run.
     public var transferredBytes: Int64 = 0
+    /// Seconds this file took in this run.
     public var elapsedSeconds: Double = 0
     /// Why it failed or stopped.
     public var error: DownloadError?
 
+    /// Average speed of this run's transfer, bytes per second.
     public var bytesPerSecond: Double { elapsedSeconds > 0 ? Double(transferredBytes) / elapsedSeconds : 0 }
 }
 
 /// Every file's outcome, in the batch's order.
 public struct BatchSummary: Sendable, Equatable {
+    /// Every file, in list order.
     public var files: [BatchFileResult]
+    /// Seconds the whole batch took.
     public var elapsedSeconds: Double
 
+    /// Bytes fetched by this run, all files together.
     public var transferredBytes: Int64 { files.reduce(0) { $0 + $1.transferredBytes } }
+    /// How many files ended with `status`.
     public func count(_ status: BatchFileResult.Status) -> Int { files.filter { $0.status == status }.count }
     /// Whether every file is complete at its path.
     public var succeeded: Bool { files.allSatisfy { $0.status == .downloaded || $0.status == .alreadyComplete } }

@@ -14,6 +14,7 @@ public enum Manifest {
     /// The options an indented line may set.
     public static let optionNames = ["out", "dir", "checksum", "header"]
 
+    /// Parses a list: its entries in order, or a usage error naming `source` and the line.
     public static func parse(_ text: String, source: String) throws(DownloadError) -> [BatchEntry] {
         var entries: [BatchEntry] = []
         var lineNumber = 0

@@ -5,9 +5,12 @@
 /// The hash is the first 8 bytes of the URL's SHA-256 read as a big-endian integer, modulo `N`
 /// (in Python: `int.from_bytes(hashlib.sha256(url.encode()).digest()[:8], "big") % n`).
 public struct ShardSelector: Sendable, Equatable {
+    /// K: this machine's shard, from 0.
     public let index: Int
+    /// N: how many shards the list is split into.
     public let count: Int
 
+    /// Shard `index` of `count`; throws unless 0 <= index < count.
     public init(index: Int, count: Int) throws(DownloadError) {
         guard count >= 1, (0..<count).contains(index) else {
             throw DownloadError(.invalidOption, "shard K/N needs 0 <= K < N (got \(index)/\(count))")
@@ -34,6 +37,7 @@ public struct ShardSelector: Sendable, Equatable {
         return Int(prefix % UInt64(count))
     }
 
+    /// Whether `url` belongs to this shard (the first 8 bytes of its SHA-256, big-endian, modulo N).
     public func includes(_ url: String) -> Bool {
         Self.shard(of: url, count: count) == index
     }

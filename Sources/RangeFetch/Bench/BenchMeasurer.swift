@@ -17,8 +17,10 @@ public struct BenchMeasurer: Sendable {
         case step(BenchStep, sink: BenchPlan.Sink)
     }
 
+    /// What to measure.
     public var plan: BenchPlan
 
+    /// A measurer of `plan`.
     public init(plan: BenchPlan) { self.plan = plan }
 
     /// Measures `url`. Throws for bad input (invalid URL or plan, HTTP errors, an empty file),

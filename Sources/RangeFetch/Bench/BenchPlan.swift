@@ -18,6 +18,7 @@ public struct BenchPlan: Sendable, Equatable {
     public var maximumBytes: Int64?
     /// Runs per step; a step reports their median and spread.
     public var runs: Int = 3
+    /// Where the measured bytes go.
     public var sink: Sink = .null
     /// Where `--sink disk` puts its temporary file.
     public var diskDirectory: String = "."
@@ -25,12 +26,14 @@ public struct BenchPlan: Sendable, Equatable {
     public var stopWhenFlat = true
     /// Transport failures retried per connection and run before the run fails.
     public var maximumRetries = 3
+    /// Headers, credentials, TLS and proxy settings of every request.
     public var request = RequestOptions()
 
     /// A step must be this much faster than every earlier one (1.05: 5 %) to count as growth;
     /// also the knee's tolerance (the smallest count within 5 % of the best).
     public static let growthThreshold = 1.05
 
+    /// The defaults: the usual connection steps, into the null sink.
     public init() {}
 
     /// Bytes one run of a step may fetch: the smaller of ``maximumBytes`` and the file.

@@ -1,5 +1,6 @@
 /// One run of one step: `connections` ranged requests in parallel, measured.
 public struct BenchSample: Sendable, Equatable {
+    /// Connections of the step.
     public var connections: Int
     /// Bytes received (`--sink null`) or written (`--sink disk`) by all connections.
     public var bytes: Int64
@@ -21,6 +22,7 @@ public struct BenchSample: Sendable, Equatable {
     /// The HTTP version the responses came in (`h1.1`, `h2`), when known.
     public var httpVersion: String?
 
+    /// One measured run.
     public init(connections: Int, bytes: Int64, seconds: Double, connectionBytesPerSecond: [Double],
                 timeToFirstByteSeconds: Double, connectSeconds: Double, cpuSeconds: Double, retries: Int,
                 tcpConnections: Int = 0, httpVersion: String? = nil) {
@@ -42,9 +44,12 @@ public struct BenchSample: Sendable, Equatable {
 
 /// One step of the sweep: every run at one connection count, summarised.
 public struct BenchStep: Sendable, Equatable {
+    /// Connections of the step.
     public var connections: Int
+    /// Its runs.
     public var samples: [BenchSample]
 
+    /// A step of `connections` from its runs.
     public init(connections: Int, samples: [BenchSample]) {
         self.connections = connections
         self.samples = samples
@@ -52,15 +57,21 @@ public struct BenchStep: Sendable, Equatable {
 
     /// Median aggregate throughput over the runs, bytes per second.
     public var medianBytesPerSecond: Double { median(samples.map(\.bytesPerSecond)) }
+    /// The slowest run's speed, bytes per second.
     public var minimumBytesPerSecond: Double { samples.map(\.bytesPerSecond).min() ?? 0 }
+    /// The fastest run's speed, bytes per second.
     public var maximumBytesPerSecond: Double { samples.map(\.bytesPerSecond).max() ?? 0 }
     /// The slowest connection of each run, median over runs.
     public var slowestConnectionBytesPerSecond: Double { median(samples.map { $0.connectionBytesPerSecond.min() ?? 0 }) }
     /// The fastest connection of each run, median over runs.
     public var fastestConnectionBytesPerSecond: Double { median(samples.map { $0.connectionBytesPerSecond.max() ?? 0 }) }
+    /// Median seconds from the request to its first body byte.
     public var timeToFirstByteSeconds: Double { median(samples.map(\.timeToFirstByteSeconds)) }
+    /// Median seconds to connect (TCP, and TLS where it applies).
     public var connectSeconds: Double { median(samples.map(\.connectSeconds)) }
+    /// Median bytes a run moved.
     public var medianBytes: Int64 { Int64(median(samples.map { Double($0.bytes) })) }
+    /// Median seconds a run took.
     public var medianSeconds: Double { median(samples.map(\.seconds)) }
     /// CPU seconds per GiB over all runs of the step.
     public var cpuSecondsPerGiB: Double {
@@ -73,6 +84,7 @@ public struct BenchStep: Sendable, Equatable {
         let seconds = samples.reduce(0) { $0 + $1.seconds }
         return seconds > 0 ? samples.reduce(0) { $0 + $1.cpuSeconds } / seconds : 0
     }
+    /// Requests retried in all runs.
     public var retries: Int { samples.reduce(0) { $0 + $1.retries } }
     /// The most TCP connections any run had open at once.
     public var tcpConnections: Int { samples.map(\.tcpConnections).max() ?? 0 }
@@ -92,10 +104,13 @@ func median(_ values: [Double]) -> Double {
 public struct BenchReport: Sendable, Equatable {
     /// What was measured.
     public var url: String
+    /// The file's size, when the server gave it.
     public var size: Int64?
+    /// Where the bytes went.
     public var sink: BenchPlan.Sink
     /// Set when only one plain stream could be measured, saying why (no ranges, unknown size).
     public var oneStreamReason: String?
+    /// Every step measured, in order.
     public var steps: [BenchStep]
     /// With `--sink disk`: the same measurement at the knee with bytes discarded, to tell a
     /// disk limit from a network one.
@@ -103,6 +118,7 @@ public struct BenchReport: Sendable, Equatable {
     /// Online processors (`sysconf(_SC_NPROCESSORS_ONLN)`).
     public var processors: Int
 
+    /// What the steps say: the best count and what limits the speed.
     public var verdict: BenchVerdict {
         BenchVerdict(steps: steps, oneStreamReason: oneStreamReason, nullSinkAtKnee: nullSinkAtKnee)
     }

@@ -19,7 +19,9 @@ public struct BenchVerdict: Sendable, Equatable {
 
     /// The smallest count whose median throughput is within 5 % of the best step's.
     public var recommendedConnections: Int
+    /// The fastest step.
     public var best: (connections: Int, bytesPerSecond: Double)
+    /// What limits the speed.
     public var limit: Limit
     /// One sentence for people.
     public var summary: String
@@ -34,10 +36,12 @@ public struct BenchVerdict: Sendable, Equatable {
     /// Disk sink slower than this share of the null sink at the same count: the disk limits.
     static let diskShare = 0.85
 
+    /// Equal when every judged value is.
     public static func == (a: BenchVerdict, b: BenchVerdict) -> Bool {
         a.recommendedConnections == b.recommendedConnections && a.best == b.best && a.limit == b.limit && a.summary == b.summary
     }
 
+    /// Judges `steps`; see the type's notes.
     public init(steps: [BenchStep], oneStreamReason: String? = nil, nullSinkAtKnee: BenchStep? = nil) {
         guard let bestStep = steps.max(by: { $0.medianBytesPerSecond < $1.medianBytesPerSecond }),
               bestStep.medianBytesPerSecond > 0 else {

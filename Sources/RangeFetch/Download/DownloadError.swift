@@ -18,6 +18,7 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
         public static let interrupted = Category(name: "interrupted")
         /// Anything else.
         public static let other = Category(name: "other")
+        /// The category's name (`network`, `file system`, ...).
         public var description: String { name }
     }
 
@@ -116,6 +117,7 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
         }
     }
 
+    /// The message.
     public var description: String { message }
 
     static func cancelled() -> DownloadError {

@@ -4,6 +4,7 @@
 /// stopped and let go of its files, so a cancel never looks like success and the same file can
 /// be started again at once. Ending the iteration early (a `break`) cancels the download.
 public struct DownloadEventStream<Event: Sendable>: AsyncSequence, Sendable {
+    /// One event.
     public typealias Element = Event
     private let stream: AsyncThrowingStream<Event, any Error>
     /// The producer: returns when the last event is out, throws the download's error.
@@ -26,10 +27,12 @@ public struct DownloadEventStream<Event: Sendable>: AsyncSequence, Sendable {
         self.producer = producer
     }
 
+    /// Iterates the events; see ``DownloadEventStream``.
     public struct AsyncIterator: AsyncIteratorProtocol {
         fileprivate var base: AsyncThrowingStream<Event, any Error>.AsyncIterator
         fileprivate let producer: Task<Void, any Error>
 
+        /// The next event; `nil` after the last; throws the download's error.
         public mutating func next() async throws -> Event? {
             if let event = try await base.next() { return event }
             // The stream ended: after its last event, or because this task was cancelled. Either
@@ -39,6 +42,7 @@ public struct DownloadEventStream<Event: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// An iterator over the events.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: stream.makeAsyncIterator(), producer: producer)
     }

@@ -37,6 +37,7 @@ public struct DownloadOptions: Sendable {
         /// Exactly this many at most.
         case fixed(Int)
 
+        /// `.fixed(value)`.
         public init(integerLiteral value: Int) { self = .fixed(value) }
     }
 
@@ -59,6 +60,7 @@ public struct DownloadOptions: Sendable {
     /// Smallest allowed ``minimumSegmentBytes``.
     public static let smallestSegmentBytes: Int64 = 16 * 1024
 
+    /// Where the file goes: by default the current directory, under the server's name.
     public var destination: Destination = .directory(".")
     /// Parallel connections (ranges in flight): adaptive by default.
     public var connections: ConnectionCount = .automatic
@@ -73,9 +75,13 @@ public struct DownloadOptions: Sendable {
     public var minimumSplitBytes: Int64 = 128 << 10
     /// When a connection is replaced by a fresh one for its next range.
     public var recycleConnections: ConnectionRecycling = .afterLoss
+    /// Headers, credentials, TLS, proxies and timeouts of every request.
     public var request = RequestOptions()
+    /// How failed requests are retried.
     public var retry = RetryPolicy()
+    /// What to do with a partial download from an earlier run.
     public var resume: ResumePolicy = .resume
+    /// What to do with a file already at the final path.
     public var existingFile: ExistingFilePolicy = .refuse
     /// Digests the file must match before it is moved into place.
     public var checksums: [DigestValue] = []
@@ -115,6 +121,7 @@ public struct DownloadOptions: Sendable {
         }
     }
 
+    /// The defaults, which suit a fast, careful download.
     public init() {}
 
     /// Checks option values; throws a usage error naming the bad one.

@@ -14,8 +14,10 @@
 /// on disk and throws a ``DownloadError`` of category `.interrupted`; running the same download
 /// again resumes it.
 public struct Downloader: Sendable {
+    /// The options of every download this makes.
     public var options: DownloadOptions
 
+    /// A downloader with `options`.
     public init(options: DownloadOptions = DownloadOptions()) {
         self.options = options
     }

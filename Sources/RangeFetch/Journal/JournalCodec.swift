@@ -4,16 +4,16 @@ import FoundationEssentials
 ///
 /// Layout: one header line `rangefetch-journal <version> sha256:<hex of body>` then the body,
 /// a JSON object. A truncated write, a flipped bit or a foreign file fails the checksum.
-public enum JournalCodec {
+enum JournalCodec {
     static let magic = "rangefetch-journal"
 
-    public enum DecodeError: Error, Equatable, CustomStringConvertible {
+    enum DecodeError: Error, Equatable, CustomStringConvertible {
         case notAJournal
         case unsupportedVersion(Int)
         case checksumMismatch
         case malformed(String)
 
-        public var description: String {
+        var description: String {
             switch self {
             case .notAJournal: "not a rangefetch journal"
             case .unsupportedVersion(let version): "journal version \(version) is not supported"
@@ -23,7 +23,7 @@ public enum JournalCodec {
         }
     }
 
-    public static func encode(_ record: JournalRecord) -> [UInt8] {
+    static func encode(_ record: JournalRecord) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Encoding plain value types cannot fail.
@@ -34,7 +34,7 @@ public enum JournalCodec {
         return Array(header.utf8) + body
     }
 
-    public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> JournalRecord {
+    static func decode(_ bytes: [UInt8]) throws(DecodeError) -> JournalRecord {
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { throw .notAJournal }
         let header = String(decoding: bytes[..<newline], as: UTF8.self).split(separator: " ")
         guard header.count == 3, header[0] == magic, header[2].hasPrefix("sha256:") else { throw .notAJournal }

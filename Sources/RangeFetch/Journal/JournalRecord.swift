@@ -1,23 +1,23 @@
 /// The resume record kept beside a partial file: which file this is and how much of each
 /// segment is durably on disk. See `docs/journal-format.md`.
-public struct JournalRecord: Sendable, Equatable, Codable {
+struct JournalRecord: Sendable, Equatable, Codable {
     /// Format version; a reader refuses versions it does not know.
-    public static let currentVersion = 1
+    static let currentVersion = 1
 
-    public var version: Int = JournalRecord.currentVersion
+    var version: Int = JournalRecord.currentVersion
     /// The URL the user asked for (the identity of the download), redacted: no password or
     /// signature reaches the disk (``Redaction``).
-    public var url: String
+    var url: String
     /// Kept for the format's sake and always equal to ``url``: a resolved URL may carry a
     /// signature that expires (a resume re-resolves from ``url``) or a secret.
-    public var finalURL: String
-    public var size: Int64
-    public var etag: String?
-    public var lastModified: String?
+    var finalURL: String
+    var size: Int64
+    var etag: String?
+    var lastModified: String?
     /// The segments covering `[0, size)` exactly, in ascending order, with bytes written.
-    public var segments: [SegmentState]
+    var segments: [SegmentState]
 
-    public init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
+    init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
         url = Redaction.url(remote.url)
         finalURL = url
         self.size = size
@@ -27,10 +27,10 @@ public struct JournalRecord: Sendable, Equatable, Codable {
     }
 
     /// Bytes the record claims are on disk.
-    public var writtenBytes: Int64 { segments.writtenBytes }
+    var writtenBytes: Int64 { segments.writtenBytes }
 
     /// Whether `remote` is the same file, in the same version, this record describes.
-    public func matches(_ remote: RemoteFile) -> Bool {
+    func matches(_ remote: RemoteFile) -> Bool {
         Redaction.url(remote.url) == url && remote.size == size && remote.etag == etag && remote.lastModified == lastModified
     }
 }

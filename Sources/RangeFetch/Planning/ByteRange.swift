@@ -17,6 +17,7 @@ public struct ByteRange: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// Number of bytes in the range.
     public var count: Int64 { upper - lower }
+    /// Whether it holds no byte.
     public var isEmpty: Bool { lower == upper }
 
     /// The value of an HTTP `Range` header for this range, without the `bytes=` unit
@@ -31,5 +32,6 @@ public struct ByteRange: Hashable, Sendable, Codable, CustomStringConvertible {
         ByteRange(min(max(offset, lower), upper), upper)
     }
 
+    /// `[lower, upper)`.
     public var description: String { "[\(lower), \(upper))" }
 }

@@ -2,20 +2,20 @@
 ///
 /// `written` counts bytes from `range.lower` that have been handed to `pwrite`; the journal only
 /// records it after `fdatasync`. The journal stores these values as they are.
-public struct SegmentState: Sendable, Equatable, Codable {
-    public var range: ByteRange
+struct SegmentState: Sendable, Equatable, Codable {
+    var range: ByteRange
     /// Bytes from `range.lower` already in the partial file.
-    public var written: Int64
+    var written: Int64
 
-    public init(range: ByteRange, written: Int64 = 0) {
+    init(range: ByteRange, written: Int64 = 0) {
         precondition(written >= 0 && written <= range.count, "written beyond the segment")
         self.range = range
         self.written = written
     }
 
-    public var isComplete: Bool { written == range.count }
+    var isComplete: Bool { written == range.count }
     /// The bytes still to fetch.
-    public var remaining: ByteRange { ByteRange(range.lower + written, range.upper) }
+    var remaining: ByteRange { ByteRange(range.lower + written, range.upper) }
 }
 
 extension Array where Element == SegmentState {

@@ -8,18 +8,18 @@
 /// connections, never more than ``maximumRanges``) that connections take in ascending order.
 /// Completed bytes then form a prefix that grows steadily, which lets the digest follow the
 /// download closely instead of hashing most of the file after the last byte.
-public struct SegmentPlanner: Sendable {
+struct SegmentPlanner: Sendable {
     /// Upper bound on parallel connections a plan may ask for.
-    public var connections: Int
+    var connections: Int
     /// No range in a multi-range plan is shorter than this many bytes.
-    public var minimumSegmentBytes: Int64
+    var minimumSegmentBytes: Int64
 
     /// Target size of a piece of a large file, in bytes (raised to the minimum segment size).
-    public var pieceBytes: Int64
+    var pieceBytes: Int64
     /// Upper bound on the ranges in a plan, so the journal of a huge file stays small.
-    public var maximumRanges: Int
+    var maximumRanges: Int
 
-    public init(connections: Int, minimumSegmentBytes: Int64, pieceBytes: Int64 = 4 << 20, maximumRanges: Int = 1024) {
+    init(connections: Int, minimumSegmentBytes: Int64, pieceBytes: Int64 = 4 << 20, maximumRanges: Int = 1024) {
         precondition(connections >= 1, "at least one connection")
         precondition(minimumSegmentBytes >= 1, "minimum segment must be positive")
         self.connections = connections
@@ -32,13 +32,13 @@ public struct SegmentPlanner: Sendable {
     /// hash stays close behind the last byte; otherwise about four pieces per connection, since
     /// every extra request costs a little throughput (measured ~7% at 256 pieces of 1 GiB over
     /// 16 capped connections).
-    public static func pieceBytes(size: Int64, connections: Int, hashing: Bool) -> Int64 {
+    static func pieceBytes(size: Int64, connections: Int, hashing: Bool) -> Int64 {
         let small: Int64 = 4 << 20
         return hashing ? small : max(small, size / Int64(connections * 4))
     }
 
     /// The ranges for a file of `size` bytes; empty for an empty file.
-    public func plan(size: Int64) -> [ByteRange] {
+    func plan(size: Int64) -> [ByteRange] {
         precondition(size >= 0, "negative size")
         guard size > 0 else { return [] }
         let piece = max(pieceBytes, minimumSegmentBytes)
@@ -62,7 +62,7 @@ public struct SegmentPlanner: Sendable {
     /// (work stealing), or `nil` when both halves would fall under the minimum segment size.
     ///
     /// - Parameter remaining: the bytes of a busy segment not yet received.
-    public func stealPoint(remaining: ByteRange) -> Int64? {
+    func stealPoint(remaining: ByteRange) -> Int64? {
         guard remaining.count >= 2 * minimumSegmentBytes else { return nil }
         return remaining.lower + remaining.count / 2
     }

@@ -43,6 +43,7 @@ public struct RemoteFile: Sendable, Equatable, Codable {
 
 /// A digest a server advertised for the complete file.
 public struct AdvertisedDigest: Sendable, Equatable, Codable {
+    /// The digest's algorithm.
     public var algorithm: DigestAlgorithm
     /// Lower-case hex.
     public var hex: String

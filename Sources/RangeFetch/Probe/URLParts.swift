@@ -3,12 +3,17 @@ import CCurl
 /// A URL checked and split by libcurl's own parser (`curl_url`), so we accept exactly what the
 /// transfer will.
 public struct URLParts: Sendable, Equatable {
+    /// The scheme, lower case (`http`, `https`).
     public var scheme: String
+    /// The host name or address.
     public var host: String
+    /// The path, still percent-encoded (`/` when empty).
     public var path: String
     /// What follows `?`, as given (still percent-encoded); `nil` without one.
     public var query: String?
+    /// The user name of the URL's userinfo, decoded.
     public var user: String?
+    /// The password of the URL's userinfo, decoded.
     public var password: String?
     /// The port, the scheme's default where the URL names none.
     public var port: Int

@@ -35,11 +35,13 @@ public struct DownloadStart: Sendable, Equatable {
 public struct DownloadProgress: Sendable, Equatable {
     /// Bytes of the file received so far, including any resumed prefix.
     public var receivedBytes: Int64
+    /// The file's size, when known.
     public var totalBytes: Int64?
     /// Speed over the last few seconds in bytes per second, counting only bytes of this run.
     public var bytesPerSecond: Double
     /// Estimated seconds to completion, when the total and a speed are known.
     public var etaSeconds: Double?
+    /// Requests in flight.
     public var activeConnections: Int
     /// Connections the scheduler allows now: the adaptive count as it grows, else the fixed one.
     public var targetConnections: Int = 0
@@ -60,10 +62,13 @@ public struct DownloadProgress: Sendable, Equatable {
 public struct DownloadSummary: Sendable, Equatable {
     /// Where the complete file is.
     public var path: String
+    /// The file's size.
     public var bytes: Int64
     /// Bytes fetched by this run (excludes the resumed prefix).
     public var transferredBytes: Int64
+    /// Bytes that were already on disk from an earlier run.
     public var resumedBytes: Int64
+    /// Seconds from the probe to the file in place.
     public var elapsedSeconds: Double
     /// Digests that were checked and matched.
     public var verified: [DigestValue]

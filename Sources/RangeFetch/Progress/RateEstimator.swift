@@ -7,8 +7,10 @@ public struct RateEstimator: Sendable {
     public var windowSeconds: Double = 3
     private var samples: [(time: Double, bytes: Int64)] = []
 
+    /// An estimator over the last `windowSeconds`.
     public init(windowSeconds: Double = 3) { self.windowSeconds = windowSeconds }
 
+    /// Records that `bytes` were received in all by `time` (monotonic seconds).
     public mutating func record(bytes: Int64, at time: Double) {
         samples.append((time, bytes))
         while samples.count > 2, let first = samples.first, time - first.time > windowSeconds {

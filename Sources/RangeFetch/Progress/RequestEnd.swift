@@ -16,6 +16,7 @@ public struct RequestEnd: Sendable, Equatable {
     /// The response's HTTP version (`h1.1`, `h2`), when a response arrived.
     public var httpVersion: String?
 
+    /// A request's end, as the engine reports it.
     public init(range: ByteRange?, status: Int, bytes: Int64, seconds: Double, retry: Int, failure: String?,
                 httpVersion: String? = nil) {
         self.range = range

@@ -6,9 +6,9 @@ import Synchronization
 /// so partial results become whole files early instead of everything finishing at the end.
 ///
 /// Thread-safe: every download's engine thread asks it before opening a connection.
-public final class ConnectionBudget: Sendable {
-    public let total: Int
-    public let perHost: Int
+final class ConnectionBudget: Sendable {
+    let total: Int
+    let perHost: Int
 
     private struct State {
         var inUse = 0
@@ -19,7 +19,7 @@ public final class ConnectionBudget: Sendable {
 
     private let state = Mutex(State())
 
-    public init(total: Int, perHost: Int) {
+    init(total: Int, perHost: Int) {
         self.total = max(1, total)
         self.perHost = max(1, perHost)
     }
@@ -71,7 +71,7 @@ public final class ConnectionBudget: Sendable {
     }
 
     /// Connections in use now.
-    public var inUse: Int { state.withLock { $0.inUse } }
+    var inUse: Int { state.withLock { $0.inUse } }
 }
 
 /// The connections one batch worker holds of the budget: one for each TCP connection open

@@ -4,6 +4,7 @@ import Glibc
 
 /// Seconds on the monotonic clock (`CLOCK_MONOTONIC`), for rates, timeouts and backoff.
 public enum MonotonicTime {
+    /// Seconds on a clock that never goes back (`CLOCK_MONOTONIC`).
     public static func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)

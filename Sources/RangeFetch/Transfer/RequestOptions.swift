@@ -57,10 +57,12 @@ public struct RequestOptions: Sendable, Equatable {
     /// retry, a takeover or a resume an hour later carries a signature of its own moment.
     public var s3Signer: SigV4Signer?
 
+    /// IPv4, IPv6 or either (`-4`, `-6`).
     public enum IPVersion: Sendable, Equatable {
         case any, v4, v6
     }
 
+    /// The defaults: certificates checked, 20 s to connect, 30 s of stall allowed, no proxy of its own.
     public init() {}
 
     /// libcurl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`), bytes.
@@ -198,6 +200,7 @@ public struct RequestOptions: Sendable, Equatable {
     }
 }
 
+/// The library's version.
 public enum RangeFetchVersion {
     /// This build's version.
     public static let string = "0.1.0"

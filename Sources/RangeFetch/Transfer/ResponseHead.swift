@@ -151,20 +151,20 @@ struct ResponseHead: Sendable {
 }
 
 /// A parsed `Content-Range` header: `bytes first-last/complete` or `bytes */complete`.
-public struct ContentRange: Equatable, Sendable {
+struct ContentRange: Equatable, Sendable {
     /// The bytes carried, as a half-open range; `nil` for the unsatisfied form `*/complete`.
-    public var range: ByteRange?
+    var range: ByteRange?
     /// The full representation's length, or `nil` when the server sent `*`.
-    public var completeLength: Int64?
+    var completeLength: Int64?
 
-    public init(range: ByteRange?, completeLength: Int64?) {
+    init(range: ByteRange?, completeLength: Int64?) {
         self.range = range
         self.completeLength = completeLength
     }
 
     /// Parses the header's value; `nil` when malformed (last < first, non-digits, other units,
     /// numbers past ``ResponseLimits/maximumContentLength``).
-    public init?(header: String) {
+    init?(header: String) {
         let value = header.trimmingASCIIWhitespace()
         guard value.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = value.dropFirst(6).trimmingCharacters()

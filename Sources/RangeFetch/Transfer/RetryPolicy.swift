@@ -18,10 +18,14 @@
 public struct RetryPolicy: Sendable, Equatable {
     /// Tries per segment without progress (the first request counts); 1 means no retry.
     public var maximumTries: Int = 5
+    /// Seconds before the first retry; doubled for each one after.
     public var baseDelaySeconds: Double = 0.5
+    /// The longest wait between retries, seconds.
     public var maximumDelaySeconds: Double = 16
+    /// A server's `Retry-After` is honoured up to this many seconds.
     public var maximumRetryAfterSeconds: Double = 120
 
+    /// A policy of `maximumTries` tries per range, waiting `baseDelaySeconds` first.
     public init(maximumTries: Int = 5, baseDelaySeconds: Double = 0.5) {
         self.maximumTries = maximumTries
         self.baseDelaySeconds = baseDelaySeconds

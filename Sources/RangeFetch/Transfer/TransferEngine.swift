@@ -42,7 +42,9 @@ public struct RetryNotice: Sendable, Equatable {
     public var remaining: ByteRange?
     /// Retry number for this segment since it last made progress (1-based).
     public var retry: Int
+    /// Seconds until the retry.
     public var delaySeconds: Double
+    /// What failed.
     public var reason: String
 }
 

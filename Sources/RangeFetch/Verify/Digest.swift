@@ -9,10 +9,12 @@ import COpenSSL
 /// ```
 /// Not thread-safe; one instance per stream.
 public final class Digest {
+    /// The algorithm it computes.
     public let algorithm: DigestAlgorithm
     private let context: OpaquePointer
     private var finished = false
 
+    /// A new digest of `algorithm`.
     public init(_ algorithm: DigestAlgorithm) {
         self.algorithm = algorithm
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
@@ -31,6 +33,7 @@ public final class Digest {
         EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
     }
 
+    /// Adds `bytes` to the digest.
     public func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
@@ -57,9 +60,12 @@ public final class Digest {
 
 /// A computed or expected digest.
 public struct DigestValue: Sendable, Equatable, CustomStringConvertible {
+    /// The algorithm.
     public var algorithm: DigestAlgorithm
+    /// The digest's bytes.
     public var bytes: [UInt8]
 
+    /// A digest of `algorithm` with these bytes.
     public init(algorithm: DigestAlgorithm, bytes: [UInt8]) {
         self.algorithm = algorithm
         self.bytes = bytes
@@ -90,6 +96,7 @@ public struct DigestValue: Sendable, Equatable, CustomStringConvertible {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// `ALGO=HEX`.
     public var description: String { "\(algorithm.rawValue)=\(hex)" }
 
     private static func nibble(_ character: UInt8) -> UInt8? {

@@ -22,12 +22,12 @@ final class MultiDigest {
 }
 
 /// Hashes files on disk with large reads (1 MiB), as `rangefetch verify` and downloads do.
-public enum FileDigester {
+enum FileDigester {
     /// Bytes read per `pread`.
     static let readBytes = 1 << 20
 
     /// The digests of the file at `path`, one per algorithm, in one pass.
-    public static func digests(ofFileAt path: String, algorithms: [DigestAlgorithm]) throws(DownloadError) -> [DigestValue] {
+    static func digests(ofFileAt path: String, algorithms: [DigestAlgorithm]) throws(DownloadError) -> [DigestValue] {
         switch FileSystem.kind(of: path) {
         case .regular: break
         case .missing: throw DownloadError(.fileSystem(errno: ENOENT), "\(path): no such file")

@@ -11,10 +11,12 @@ import Glibc
 public struct S3Configuration: Sendable, Equatable {
     /// `nil`: requests go unsigned (a public bucket, `--no-sign-request`).
     public var signer: SigV4Signer?
+    /// The region requests are signed for (and AWS's host names carry).
     public var region: String
     /// An S3-compatible store's base URL (`http://127.0.0.1:9000`); `nil`: AWS.
     public var endpoint: String?
 
+    /// A configuration of its parts; ``load(unsigned:)`` reads one as AWS's tools do.
     public init(signer: SigV4Signer?, region: String, endpoint: String? = nil) {
         self.signer = signer
         self.region = region
@@ -71,9 +73,12 @@ public struct S3Configuration: Sendable, Equatable {
 
 /// An `s3://BUCKET/KEY` URL. A key that is empty or ends in `/` names a prefix.
 public struct S3Location: Sendable, Equatable {
+    /// The bucket.
     public var bucket: String
+    /// The object's key, or a prefix (empty, or ending in `/`).
     public var key: String
 
+    /// Whether it names a prefix rather than one object.
     public var isPrefix: Bool { key.isEmpty || key.hasSuffix("/") }
 
     /// `nil` when `url` is not an `s3://` URL.
@@ -85,11 +90,13 @@ public struct S3Location: Sendable, Equatable {
         key = slash < rest.endIndex ? String(rest[rest.index(after: slash)...]) : ""
     }
 
+    /// The location of `key` in `bucket`.
     public init(bucket: String, key: String) {
         self.bucket = bucket
         self.key = key
     }
 
+    /// `s3://BUCKET/KEY`.
     public var url: String { "s3://\(bucket)/\(key)" }
 }
 

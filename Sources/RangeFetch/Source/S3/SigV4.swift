@@ -10,16 +10,21 @@ import Glibc
 /// percent-encoded (S3 signs it as sent, never encoded twice), and its query is decoded and
 /// re-encoded in AWS's way, pairs sorted by name.
 public struct SigV4Signer: Sendable, Equatable {
+    /// The access key id (`AWS_ACCESS_KEY_ID`).
     public var accessKeyID: String
+    /// The secret key (`AWS_SECRET_ACCESS_KEY`); it never leaves the process.
     public var secretAccessKey: String
     /// A temporary credential's token (`AWS_SESSION_TOKEN`), sent as `x-amz-security-token`.
     public var sessionToken: String?
+    /// The region of the signing scope.
     public var region: String
+    /// The service of the signing scope (`s3`).
     public var service: String
 
     /// What the payload hash says for bodies that are not signed (every GET and HEAD here).
     public static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
+    /// A signer with these credentials for `service` in `region`.
     public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, region: String,
                 service: String = "s3") {
         self.accessKeyID = accessKeyID
