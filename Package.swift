@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // S3's XML answers (ListObjectsV2, error bodies).
         .package(url: "https://github.com/drmohundro/SWXMLHash", from: "8.1.1"),
+        // `swift package generate-documentation` (scripts/docs.sh).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Typed, non-variadic wrappers over libcurl (Swift cannot call C variadics).

@@ -236,7 +236,7 @@ final class DownloadSession {
                 if partialSize > 0 && size >= Self.smallFileBytes { reason = "\(file.path) has no journal, so its bytes cannot be trusted" }
             }
         } else if partialSize > 0 {
-            reason = "--restart given"
+            reason = "a restart was asked for"
         }
         if let reason { emit(.warning("\(reason); starting over")) }
         try wrap { () throws(SystemCallError) in try file.truncate(to: 0) }
@@ -587,7 +587,7 @@ final class DownloadSession {
 
     /// Expected digests with where each came from: the user's, then the server's (if enabled).
     private func expectedDigests(_ remote: RemoteFile) -> [(DigestValue, String)] {
-        var expected = options.checksums.map { ($0, "--checksum") }
+        var expected = options.checksums.map { ($0, "the checksum given") }
         if options.verifyAdvertisedDigests {
             for advertised in remote.advertisedDigests where !expected.contains(where: { $0.0.algorithm == advertised.algorithm }) {
                 if let value = DigestValue(algorithm: advertised.algorithm, hex: advertised.hex) {

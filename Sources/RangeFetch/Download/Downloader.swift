@@ -56,7 +56,7 @@ public struct Downloader: Sendable {
         let cancellation = CancellationFlag()
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [DigestValue] in
             let actual = try FileDigester.digests(ofFileAt: path, algorithms: expected.map(\.algorithm))
-            try DigestCheck.compare(expected: expected.map { ($0, "--checksum") }, actual: actual, path: path)
+            try DigestCheck.compare(expected: expected.map { ($0, "the checksum given") }, actual: actual, path: path)
             return actual
         }
     }

@@ -2,7 +2,10 @@
 public enum BatchRenderer {
     /// The JSON line of a batch-level event; per-file events use
     /// ``ProgressRenderer/json(_:index:url:path:)``, so this returns `nil` for them.
-    /// - Parameter exitCode: maps a failed file's error to the exit status it would have alone.
+    /// - Parameters:
+    ///   - event: the batch event.
+    ///   - url: the URL of the file at a list index (redacted).
+    ///   - exitCode: maps a failed file's error to the exit status it would have alone.
     public static func json(_ event: BatchEvent, url: (Int) -> String, exitCode: (DownloadError) -> Int32) -> String? {
         switch event {
         case .started(let start):

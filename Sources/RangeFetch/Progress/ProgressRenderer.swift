@@ -2,7 +2,9 @@
 public enum ProgressRenderer {
     /// The live bar's line, without the leading carriage return:
     /// `[#########---------------]  42.0%  420.0 MiB / 1.0 GiB  105.3 MiB/s  ETA 0:06  16 conns`.
-    /// - Parameter width: columns of the bar graphic.
+    /// - Parameters:
+    ///   - progress: the progress to draw.
+    ///   - width: columns of the bar graphic.
     public static func bar(_ progress: DownloadProgress, width: Int = 24) -> String {
         BarParts(progress).line(graphicWidth: width, eta: true, connections: true, total: true)
     }

@@ -32,7 +32,7 @@ public struct RequestOptions: Sendable, Equatable {
     /// See ``stallTimeoutSeconds``.
     public var stallBytesPerSecond: Int = 1
     /// Cap on the whole download's speed in bytes per second, shared across connections; `nil`: none.
-    /// Enforced by the engine's ``RateLimiter`` (libcurl 7.88 ignores `CURLOPT_MAX_RECV_SPEED_LARGE`
+    /// Enforced by the engine's own token bucket (libcurl 7.88 ignores `CURLOPT_MAX_RECV_SPEED_LARGE`
     /// on requests that carry `CURLOPT_RANGE`, measured here).
     public var maximumBytesPerSecond: Int64?
 
@@ -162,7 +162,7 @@ public struct RequestOptions: Sendable, Equatable {
             let domain = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
             if entry == "*" || host == domain || host.hasSuffix("." + domain) { return nil }
         }
-        if let proxy { return proxy.isEmpty ? nil : "\(Redaction.url(proxy)) (--proxy)" }
+        if let proxy { return proxy.isEmpty ? nil : "\(Redaction.url(proxy)) (set in the options)" }
         let names = parts.scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
         for name in names + ["all_proxy", "ALL_PROXY"] {
             if let value = environment(name) { return "\(Redaction.url(value)) (from \(name))" }

@@ -31,8 +31,11 @@ public struct RetryPolicy: Sendable, Equatable {
         self.baseDelaySeconds = baseDelaySeconds
     }
 
-    /// Seconds to wait before retry number `retry` (1-based).
-    /// - Parameter jitter: a factor in `[0, 1]`, mapped onto `[0.5, 1.0]`.
+    /// Seconds to wait before a retry.
+    /// - Parameters:
+    ///   - retry: the retry's number, from 1.
+    ///   - retryAfterSeconds: the server's `Retry-After`, which wins (up to ``maximumRetryAfterSeconds``).
+    ///   - jitter: a factor in `[0, 1]`, mapped onto `[0.5, 1.0]`.
     public func delay(beforeRetry retry: Int, retryAfterSeconds: Double?, jitter: Double) -> Double {
         if let retryAfterSeconds { return min(max(retryAfterSeconds, 0), maximumRetryAfterSeconds) }
         var delay = baseDelaySeconds
