@@ -57,7 +57,7 @@ chmod 0644 "$stage"/usr/share/*/*/* "$stage"/usr/share/*/*/*/* 2>/dev/null || tr
 needed=$(objdump -p "$stage/usr/bin/rangefetch" | awk '/NEEDED/{print $2}')
 depends=$(for name in $needed; do
     lib=$(ldd "$stage/usr/bin/rangefetch" | awk -v n="$name" '$1 == n {print $3}')
-    [ -n "$lib" ] && { dpkg -S "$(readlink -f "$lib")" 2>/dev/null || dpkg -S "$lib" 2>/dev/null || true; }
+    if [ -n "$lib" ]; then dpkg -S "$(readlink -f "$lib")" 2>/dev/null || dpkg -S "$lib" 2>/dev/null || true; fi
 done | cut -d: -f1 | sort -u | grep -v '^libc6$' | while read -r pkg; do
     ver=$(dpkg-query -W -f='${Version}' "$pkg" | sed 's/-[^-]*$//')
     echo "$pkg (>= ${ver%%+*})"
