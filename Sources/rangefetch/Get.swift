@@ -31,8 +31,8 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Files downloaded at once in a batch. Example: -j 16", valueName: "n"))
     var jobs: Int = 4
 
-    @Option(name: .customLong("max-connections-per-host"), help: ArgumentHelp("The most connections to any one host at once, in a batch and for each mirror of a file (so mirrors on other hosts add connections). Example: --max-connections-per-host 8", valueName: "n"))
-    var maxConnectionsPerHost: Int = 16
+    @Option(name: .customLong("max-connections-per-host"), help: ArgumentHelp("The most connections to any one host (scheme, host, port) at once: in a batch (default 16), and for each source of a file (default: no limit beyond -n; so mirrors on other hosts add connections). Example: --max-connections-per-host 8", valueName: "n"))
+    var maxConnectionsPerHost: Int?
 
     @Option(name: .customLong("mirror"), help: ArgumentHelp("Another URL of the same file (repeatable; in an -i list, TAB-separated URLs on one line). Ranges are spread over the sources by their speed; a mirror must first serve the same size and the same bytes at sampled offsets, and one that disagrees, fails or is far slower is dropped with a warning. Example: --mirror https://eu.example.com/f.iso", valueName: "url"))
     var mirrors: [String] = []
@@ -202,7 +202,9 @@ struct Get: AsyncParsableCommand {
         }
         options.connections = aria2Split.map { .fixed($0) } ?? connectionCount ?? .automatic
         options.maximumConnections = maxConnections
-        options.maximumConnectionsPerHost = aria2PerHostCount ?? maxConnectionsPerHost
+        // Per host: only when asked (a batch's default of 16 is in its budget), so -n 32 still
+        // opens 32 connections to one server.
+        if let perHost = aria2PerHostCount ?? maxConnectionsPerHost { options.maximumConnectionsPerHost = perHost }
         options.mirrors = mirrors
         if let perHost = aria2PerHostCount {
             // aria2c's -x: the most connections to one server, for one file as for a batch.

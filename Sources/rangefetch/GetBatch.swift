@@ -19,8 +19,8 @@ extension Get {
         guard (1...1024).contains(maxConnections) else {
             throw ValidationError("--max-connections must be between 1 and 1024 for a batch (got \(maxConnections))")
         }
-        guard (1...1024).contains(maxConnectionsPerHost) else {
-            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(maxConnectionsPerHost))")
+        guard (1...1024).contains(maxConnectionsPerHost ?? 16) else {
+            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(maxConnectionsPerHost ?? 16))")
         }
         if let shard {
             do { _ = try ShardSelector(parsing: shard) } catch { throw ValidationError("--shard: \(error.message)") }
@@ -66,7 +66,7 @@ extension Get {
         var batch = BatchOptions()
         batch.jobs = jobs
         batch.maximumConnections = maxConnections
-        batch.maximumConnectionsPerHost = aria2PerHostCount ?? maxConnectionsPerHost
+        batch.maximumConnectionsPerHost = aria2PerHostCount ?? maxConnectionsPerHost ?? 16
         batch.failFast = failFast
         batch.directory = directory ?? "."
         return batch

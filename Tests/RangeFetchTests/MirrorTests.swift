@@ -58,6 +58,19 @@ final class MirrorTests {
         #expect(peakMain >= 3 && peakSecond >= 3, "peaks \(peakMain) and \(peakSecond): a source was not used")
     }
 
+    /// Without --max-connections-per-host a single source gets every connection -n asks for
+    /// (the per-host limit is a batch's, and each mirror's when given).
+    @Test func oneSourceGetsEveryConnectionNAsksFor() throws {
+        let main = try FaultServer()
+        defer { main.stop() }
+        let size: Int64 = 40 << 20
+        let result = try runCLI([main.dataURL(size: size, "rate=2000000"), "-o", out.file("n.bin"), "-n", "20",
+                                 "--min-segment", "1M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let peak = try main.stats().peak_connections
+        #expect(peak >= 18, "\(peak) connections at most with -n 20")
+    }
+
     /// A mirror with other bytes of the same size is never mixed in: left out after the sampled
     /// comparison, and named.
     @Test func aMirrorServingOtherBytesOfTheSameSizeIsLeftOut() throws {

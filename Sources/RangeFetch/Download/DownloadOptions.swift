@@ -102,8 +102,9 @@ public struct DownloadOptions: Sendable {
     /// sampled offsets), and one that disagrees, fails or is far slower is dropped with a warning.
     public var mirrors: [String] = []
     /// Connections to any one origin (scheme, host, port) at once: with mirrors on other hosts,
-    /// a download may open this many to each.
-    public var maximumConnectionsPerHost = 16
+    /// a download may open this many to each. By default no limit beyond the connection count
+    /// (a batch applies ``BatchOptions/maximumConnectionsPerHost``).
+    public var maximumConnectionsPerHost = DownloadOptions.connectionRange.upperBound
     /// How `s3://` URLs are reached and signed; `nil`: read from the environment and
     /// `~/.aws` when an `s3://` URL is downloaded (``S3Configuration/load(unsigned:)``).
     public var s3: S3Configuration?
@@ -146,6 +147,9 @@ public struct DownloadOptions: Sendable {
         }
         guard request.connectTimeoutSeconds >= 1 else {
             throw DownloadError(.invalidOption, "connect timeout must be at least 1 second")
+        }
+        guard maximumConnectionsPerHost >= 1 else {
+            throw DownloadError(.invalidOption, "connections per host must be at least 1 (got \(maximumConnectionsPerHost))")
         }
         guard streamWindowBytes >= Self.smallestStreamWindowBytes else {
             throw DownloadError(.invalidOption, "stream window must be at least 1M (got \(streamWindowBytes) bytes)")
