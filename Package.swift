@@ -10,8 +10,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        // S3's XML answers (ListObjectsV2, error bodies).
-        .package(url: "https://github.com/drmohundro/SWXMLHash", from: "8.1.1"),
         // `swift package generate-documentation` (scripts/docs.sh).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -22,8 +20,10 @@ let package = Package(
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("crypto")]),
         // libc calls Glibc does not export to Swift (fallocate needs _GNU_SOURCE; mallopt).
         .target(name: "CFileShims"),
-        .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims",
-                                                   .product(name: "SWXMLHash", package: "SWXMLHash")]),
+        // libxml2's reader for S3's XML answers, opened with dlopen at first use (not linked: an
+        // XML stack loaded at start-up costs every download megabytes of resident memory).
+        .target(name: "CXML"),
+        .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims", "CXML"]),
         .executableTarget(
             name: "rangefetch",
             dependencies: [

@@ -62,7 +62,8 @@ done | cut -d: -f1 | sort -u | grep -v '^libc6$' | while read -r pkg; do
     ver=$(dpkg-query -W -f='${Version}' "$pkg" | sed 's/-[^-]*$//')
     echo "$pkg (>= ${ver%%+*})"
 done | paste -sd, - | sed 's/,/, /g')
-depends="libc6, ${depends}"
+# libxml2 is opened at run time (dlopen) for S3's XML answers, so no NEEDED entry names it.
+depends="libc6, ${depends}, libxml2"
 
 install -d "$stage/DEBIAN"
 size_kib=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)

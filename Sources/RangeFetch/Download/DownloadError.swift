@@ -37,6 +37,8 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
         case busy
         case checksumMismatch
         case cancelled
+        /// A shared library needed for this download could not be loaded.
+        case missingLibrary
     }
 
     /// What the user can do about a failure: the library describes the situation in ``message``
@@ -91,6 +93,7 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
         case .fileSystem, .busy: .fileSystem
         case .checksumMismatch: .checksum
         case .cancelled: .interrupted
+        case .missingLibrary: .other
         }
     }
 

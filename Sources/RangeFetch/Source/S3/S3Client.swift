@@ -1,5 +1,4 @@
 import CCurl
-import SWXMLHash
 
 /// The few S3 calls besides GetObject: listing a prefix (ListObjectsV2, page after page) and
 /// reading an error body for its `<Code>`. Small GETs read whole into memory, on the calling thread.
@@ -44,21 +43,27 @@ struct S3Client {
 
     /// One ListObjectsV2 page: its objects and the token of the next page, if truncated.
     static func parseListing(_ body: [UInt8], what: String) throws(DownloadError) -> (objects: [Object], nextToken: String?) {
-        let xml = XMLHash.parse(String(decoding: body, as: UTF8.self))
-        let result = xml["ListBucketResult"]
-        guard result.element != nil else {
+        let result: XMLTree.Element
+        do {
+            result = try XMLTree.parse(body)
+        } catch .noParser {
+            throw DownloadError(.missingLibrary, "\(what): reading the listing needs libxml2 (libxml2.so.2, Debian package libxml2), which could not be loaded")
+        } catch {
+            throw DownloadError(.protocolViolation, "\(what): the listing is not well-formed XML")
+        }
+        guard result.name == "ListBucketResult" else {
             throw DownloadError(.protocolViolation, "\(what): the listing is not a ListBucketResult")
         }
         var objects: [Object] = []
-        for entry in result["Contents"].all {
-            guard let key = entry["Key"].element?.text, let size = entry["Size"].element.flatMap({ Int64($0.text) }) else {
+        for entry in result.all("Contents") {
+            guard let key = entry["Key"]?.text, let size = entry["Size"].flatMap({ Int64($0.text) }) else {
                 throw DownloadError(.protocolViolation, "\(what): a listed object has no Key or Size")
             }
-            let etag = entry["ETag"].element?.text.replacingQuotes
+            let etag = entry["ETag"]?.text.replacingQuotes
             objects.append(Object(key: key, size: size, etag: etag))
         }
-        let truncated = result["IsTruncated"].element?.text == "true"
-        let token = result["NextContinuationToken"].element?.text
+        let truncated = result["IsTruncated"]?.text == "true"
+        let token = result["NextContinuationToken"]?.text
         if truncated && (token ?? "").isEmpty {
             throw DownloadError(.protocolViolation, "\(what): the listing is truncated but gives no continuation token")
         }
@@ -73,9 +78,8 @@ struct S3Client {
 
     /// `Code: Message` of an S3 error body, if it is one.
     static func errorDetail(_ body: [UInt8]) -> String? {
-        let error = XMLHash.parse(String(decoding: body, as: UTF8.self))["Error"]
-        guard let code = error["Code"].element?.text else { return nil }
-        return error["Message"].element.map { "\(code) (\($0.text))" } ?? code
+        guard let error = try? XMLTree.parse(body), error.name == "Error", let code = error["Code"]?.text else { return nil }
+        return error["Message"].map { "\(code) (\($0.text))" } ?? code
     }
 
     /// GETs `url` (signed) and returns the status and the body.
