@@ -40,6 +40,23 @@ struct ProgressRendererTests {
         #expect(ProgressRenderer.requestLine(failed) == "whole file: no response, 0 B in 1.00 s (0 B/s), failed: could not connect")
     }
 
+    @Test func verboseRequestLineSaysHowItsConnectionCameAbout() {
+        var fresh = RequestEnd(range: ByteRange(0, 1 << 20), status: 206, bytes: 1 << 20, seconds: 0.5, retry: 0, failure: nil,
+                               httpVersion: "h2")
+        fresh.newConnection = true
+        fresh.setupSeconds = 0.0104
+        fresh.firstByteSeconds = 0.0123
+        #expect(ProgressRenderer.requestLine(fresh)
+            == "bytes 0-1048575: HTTP 206 (h2), 1.0 MiB in 0.50 s (2.0 MiB/s), new connection in 10 ms, first byte after 12 ms")
+        #expect(ProgressRenderer.json(.requestEnded(fresh)).contains("\"new_connection\":true,\"setup_seconds\":0.0104,\"first_byte_seconds\":0.0123"))
+        var reused = fresh
+        reused.newConnection = false
+        reused.setupSeconds = nil
+        reused.firstByteSeconds = 0.0004
+        #expect(ProgressRenderer.requestLine(reused).hasSuffix("(2.0 MiB/s), reused connection, first byte after 0.4 ms"))
+        #expect(!ProgressRenderer.json(.requestEnded(reused)).contains("setup_seconds"))
+    }
+
     @Test func everyJSONEventStartsWithTheVersion() {
         let events: [DownloadEvent] = [.progress(Self.progress), .warning("w"),
                                        .requestEnded(RequestEnd(range: nil, status: 200, bytes: 1, seconds: 1, retry: 0, failure: nil))]

@@ -36,6 +36,7 @@ rf_nginx_start() {
         read -r cert_dir h1_port h2_port <<<"$RF_NGINX_TLS"
         tls="ssl_certificate $cert_dir/cert.pem; ssl_certificate_key $cert_dir/key.pem;
     ssl_session_cache shared:rf:10m;
+    ssl_protocols TLSv1.2 TLSv1.3;  # as CDNs offer (nginx 1.22's default stops at TLS 1.2)
     server { listen $address:$h1_port ssl; root $docroot; }
     server { listen $address:$h2_port ssl http2; root $docroot; }"
     fi

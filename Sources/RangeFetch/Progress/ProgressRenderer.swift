@@ -81,16 +81,25 @@ public enum ProgressRenderer {
     }
 
     /// One `--verbose` line for a request that ended:
-    /// `bytes 0-1048575: HTTP 206, 1.0 MiB in 0.12 s (8.3 MiB/s)`, plus `, retry 2` and
-    /// `, failed: reason` when they apply.
+    /// `bytes 0-1048575: HTTP 206, 1.0 MiB in 0.12 s (8.3 MiB/s)`, then how its connection came
+    /// about (`new connection in 4 ms` or `reused connection`) and `first byte after 6 ms`, plus
+    /// `, retry 2` and `, failed: reason` when they apply.
     public static func requestLine(_ end: RequestEnd) -> String {
         var text = end.range.map { "bytes \($0.lower)-\($0.upper - 1)" } ?? "whole file"
         text += ": " + (end.status == 0 ? "no response" : "HTTP \(end.status)")
         if let version = end.httpVersion { text += " (\(version))" }
         text += ", \(ByteCount.format(end.bytes)) in \(formatDecimal(end.seconds, places: 2)) s (\(ByteCount.format(Int64(end.bytesPerSecond)))/s)"
+        if let new = end.newConnection {
+            text += new ? ", new connection in \(milliseconds(end.setupSeconds ?? 0))" : ", reused connection"
+        }
+        if let firstByte = end.firstByteSeconds, end.status != 0 { text += ", first byte after \(milliseconds(firstByte))" }
         if end.retry > 0 { text += ", retry \(end.retry)" }
         if let failure = end.failure { text += ", failed: \(failure)" }
         return text
+    }
+
+    private static func milliseconds(_ seconds: Double) -> String {
+        seconds < 0.01 ? "\(formatDecimal(seconds * 1000, places: 1)) ms" : "\(Int((seconds * 1000).rounded())) ms"
     }
 
     /// One JSON object for `event` (no trailing newline).
@@ -158,6 +167,9 @@ public enum ProgressRenderer {
             object.add("retry", end.retry)
             object.add("failure", end.failure)
             object.add("protocol", end.httpVersion)
+            if let new = end.newConnection { object.add("new_connection", new) }
+            if let setup = end.setupSeconds { object.add("setup_seconds", setup, places: 4) }
+            if let firstByte = end.firstByteSeconds { object.add("first_byte_seconds", firstByte, places: 4) }
         case .verified(let digest, let source):
             object.add("event", "verified")
             object.add("algorithm", digest.algorithm.rawValue)

@@ -15,6 +15,12 @@ public struct RequestEnd: Sendable, Equatable {
     public var failure: String?
     /// The response's HTTP version (`h1.1`, `h2`), when a response arrived.
     public var httpVersion: String?
+    /// Whether the request opened a new connection (`false`: it reused an open one), when known.
+    public var newConnection: Bool?
+    /// Seconds the new connection took to set up (TCP, plus TLS over HTTPS), when it opened one.
+    public var setupSeconds: Double?
+    /// Seconds from the request's start to the response's first byte, when one arrived.
+    public var firstByteSeconds: Double?
 
     /// A request's end, as the engine reports it.
     public init(range: ByteRange?, status: Int, bytes: Int64, seconds: Double, retry: Int, failure: String?,

@@ -122,6 +122,20 @@ final class CurlEasy {
         }
     }
 
+    /// How the last request's connection came about: whether it opened a new one (else it reused
+    /// one from the cache), the seconds its set-up took (TCP connect, plus the TLS handshake over
+    /// HTTPS; 0 when reused) and the seconds until the response's first byte (from libcurl's
+    /// timers, counted from the request's start, redirects excluded).
+    var connectionTimings: (newConnection: Bool, setupSeconds: Double, firstByteSeconds: Double) {
+        var connects = 0, connect = curl_off_t(0), tls = curl_off_t(0), firstByte = curl_off_t(0)
+        ccurl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects)
+        ccurl_easy_getinfo_offset(handle, CURLINFO_CONNECT_TIME_T, &connect)
+        ccurl_easy_getinfo_offset(handle, CURLINFO_APPCONNECT_TIME_T, &tls)
+        ccurl_easy_getinfo_offset(handle, CURLINFO_STARTTRANSFER_TIME_T, &firstByte)
+        let setup = connects > 0 ? Double(max(connect, tls)) / 1e6 : 0
+        return (connects > 0, setup, Double(firstByte) / 1e6)
+    }
+
     /// The socket of the connection this request used last (`CURLINFO_ACTIVESOCKET`: libcurl 7.88
     /// knows it once the request is done and its connection is back in the cache).
     var activeSocket: Int32? {

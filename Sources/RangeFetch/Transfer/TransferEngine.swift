@@ -507,13 +507,18 @@ final class TransferEngine {
         if transfer.head.status != 0 { transfer.validateHead() }
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
-        report(.requestEnded(RequestEnd(
+        let timings = transfer.easy.connectionTimings
+        var end = RequestEnd(
             range: transfer.requested, status: transfer.head.status, bytes: transfer.bytesReceived,
             seconds: MonotonicTime.now() - transfer.startedAt, retry: segment.triesWithoutProgress,
             // A stolen tail is ended by us (the write callback takes no more): not a failure.
             failure: transfer.failure?.error.message
                 ?? (result == CURLE_OK || transfer.stoppedAtSegmentEnd ? nil : result.explanation),
-            httpVersion: transfer.httpVersion ?? (transfer.head.status != 0 ? transfer.easy.httpVersion : nil))))
+            httpVersion: transfer.httpVersion ?? (transfer.head.status != 0 ? transfer.easy.httpVersion : nil))
+        end.newConnection = timings.newConnection
+        end.setupSeconds = timings.newConnection ? timings.setupSeconds : nil
+        end.firstByteSeconds = transfer.head.status != 0 ? timings.firstByteSeconds : nil
+        report(.requestEnded(end))
         if let version = transfer.httpVersion { httpVersion = version }
         // Bytes queued for writing count as progress: their writes land a moment later.
         let reached = segment.state.written + segment.queued

@@ -19,8 +19,9 @@ final class NginxServer {
     /// - Parameters:
     ///   - certificate: PEM certificate and key paths for an extra `https` server.
     ///   - http2: whether that server offers HTTP/2 by ALPN (HTTP/1.1 clients still get 1.1).
+    ///   - tlsProtocols: nginx's `ssl_protocols` (TLS 1.2 and 1.3, as CDNs offer, unless told).
     init(docroot: String, slowRate: String = "4m", certificate: (cert: String, key: String)? = nil,
-         http2: Bool = false) throws {
+         http2: Bool = false, tlsProtocols: String = "TLSv1.2 TLSv1.3") throws {
         guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile) else {
             throw TestFailure("nginx is not installed: run scripts/test.sh, which installs it")
         }
@@ -39,6 +40,7 @@ final class NginxServer {
                 listen 127.0.0.1:\(tls) ssl\(http2 ? " http2" : "");
                 access_log \(p)/tls-access.log tls;
                 ssl_session_cache shared:tls:1m;
+                ssl_protocols \(tlsProtocols);
                 ssl_certificate \(certificate.cert);
                 ssl_certificate_key \(certificate.key);
                 root \(docroot);
@@ -54,7 +56,7 @@ final class NginxServer {
         http {
             log_format ranges '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range" $connection';
             access_log \(p)/access.log ranges;
-            log_format tls '$connection $server_protocol $ssl_session_reused $status $body_bytes_sent';
+            log_format tls '$connection $server_protocol $ssl_session_reused $status $body_bytes_sent $ssl_protocol';
             client_body_temp_path \(p)/tmp; proxy_temp_path \(p)/tmp; fastcgi_temp_path \(p)/tmp;
             uwsgi_temp_path \(p)/tmp; scgi_temp_path \(p)/tmp;
             sendfile on;
@@ -121,6 +123,8 @@ final class NginxServer {
         var sessionReused: Bool
         var status: Int
         var bytes: Int64
+        /// `TLSv1.3` or `TLSv1.2`.
+        var tlsVersion: String
     }
 
     /// Parsed lines of the TLS server's access log, in order.
@@ -128,10 +132,10 @@ final class NginxServer {
         let text = (try? String(contentsOfFile: prefix.path + "/tls-access.log", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
-            guard fields.count == 5, let connection = Int(fields[0]), let status = Int(fields[3]),
+            guard fields.count == 6, let connection = Int(fields[0]), let status = Int(fields[3]),
                   let bytes = Int64(fields[4]) else { return nil }
             return TLSLogEntry(connection: connection, protocolName: String(fields[1]), sessionReused: fields[2] == "r",
-                               status: status, bytes: bytes)
+                               status: status, bytes: bytes, tlsVersion: String(fields[5]))
         }
     }
 
