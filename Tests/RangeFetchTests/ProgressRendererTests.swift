@@ -55,6 +55,9 @@ struct ProgressRendererTests {
         reused.firstByteSeconds = 0.0004
         #expect(ProgressRenderer.requestLine(reused).hasSuffix("(2.0 MiB/s), reused connection, first byte after 0.4 ms"))
         #expect(!ProgressRenderer.json(.requestEnded(reused)).contains("setup_seconds"))
+        reused.packetsOutOfOrder = true
+        #expect(ProgressRenderer.requestLine(reused).hasSuffix("first byte after 0.4 ms, packets arrived out of order"))
+        #expect(ProgressRenderer.json(.requestEnded(reused)).contains("\"packets_out_of_order\":true"))
     }
 
     @Test func everyJSONEventStartsWithTheVersion() {

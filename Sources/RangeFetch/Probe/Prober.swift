@@ -44,11 +44,9 @@ struct Prober {
     private func exchange(_ url: String, method: Method) throws(DownloadError) -> Exchange {
         let easy = CurlEasy()
         request.configure(easy, url: url, method: method == .head ? "HEAD" : "GET")
-        let collector = ProbeCollector(cancellation: cancellation)
-        let userdata = Unmanaged.passUnretained(collector).toOpaque()
-        easy.setHeaderCallback(probeHeaderCallback, userdata: userdata)
-        easy.setWriteCallback(probeWriteCallback, userdata: userdata)
-        easy.setProgressCallback(probeProgressCallback, userdata: userdata)
+        // The body is not wanted: the transfer stops at its first byte, once the head is complete.
+        let collector = ResponseSink(cancellation: cancellation, bodyLimit: nil)
+        collector.attach(to: easy)
         switch method {
         case .head: easy.set(CURLOPT_NOBODY, true)
         case .firstByte: easy.set(CURLOPT_RANGE, ByteRange(0, 1).httpRangeSpec)
@@ -98,35 +96,4 @@ struct Prober {
         default: ""
         }
     }
-}
-
-/// Receives the probe's callbacks; reached through libcurl's userdata pointer.
-private final class ProbeCollector {
-    var head = ResponseHead()
-    let cancellation: CancellationFlag
-    init(cancellation: CancellationFlag) { self.cancellation = cancellation }
-}
-
-private func probeHeaderCallback(
-    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
-) -> Int {
-    guard let data, let userdata else { return 0 }
-    let collector = Unmanaged<ProbeCollector>.fromOpaque(userdata).takeUnretainedValue()
-    // Returning 0 aborts the transfer: a head past ResponseLimits is not read any further.
-    return collector.head.consume(bytes: UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
-}
-
-private func probeWriteCallback(
-    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
-) -> Int {
-    // Bodies of followed redirects never reach here; the final body is not wanted.
-    0
-}
-
-private func probeProgressCallback(
-    _ userdata: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
-    _ ultotal: curl_off_t, _ ulnow: curl_off_t
-) -> Int32 {
-    guard let userdata else { return 0 }
-    return Unmanaged<ProbeCollector>.fromOpaque(userdata).takeUnretainedValue().cancellation.isCancelled ? 1 : 0
 }

@@ -93,6 +93,7 @@ public enum ProgressRenderer {
             text += new ? ", new connection in \(milliseconds(end.setupSeconds ?? 0))" : ", reused connection"
         }
         if let firstByte = end.firstByteSeconds, end.status != 0 { text += ", first byte after \(milliseconds(firstByte))" }
+        if end.packetsOutOfOrder == true { text += ", packets arrived out of order" }
         if end.retry > 0 { text += ", retry \(end.retry)" }
         if let failure = end.failure { text += ", failed: \(failure)" }
         return text
@@ -170,6 +171,7 @@ public enum ProgressRenderer {
             if let new = end.newConnection { object.add("new_connection", new) }
             if let setup = end.setupSeconds { object.add("setup_seconds", setup, places: 4) }
             if let firstByte = end.firstByteSeconds { object.add("first_byte_seconds", firstByte, places: 4) }
+            if let outOfOrder = end.packetsOutOfOrder { object.add("packets_out_of_order", outOfOrder) }
         case .verified(let digest, let source):
             object.add("event", "verified")
             object.add("algorithm", digest.algorithm.rawValue)

@@ -21,6 +21,10 @@ public struct RequestEnd: Sendable, Equatable {
     public var setupSeconds: Double?
     /// Seconds from the request's start to the response's first byte, when one arrived.
     public var firstByteSeconds: Double?
+    /// Whether packets of this request's connection arrived out of order (losses on the path, or
+    /// reordering), when known: what makes `recycleConnections = .afterLoss` start replacing
+    /// connections.
+    public var packetsOutOfOrder: Bool?
 
     /// A request's end, as the engine reports it.
     public init(range: ByteRange?, status: Int, bytes: Int64, seconds: Double, retry: Int, failure: String?,

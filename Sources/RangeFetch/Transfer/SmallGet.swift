@@ -21,41 +21,13 @@ struct SmallGet {
         let easy = CurlEasy()
         request.configure(easy, url: url, extraHeaders: range == nil ? [] : ["Accept-Encoding: identity"])
         if let range { easy.set(CURLOPT_RANGE, range.httpRangeSpec) }
-        let sink = SmallBody(cancellation: cancellation)
-        let userdata = Unmanaged.passUnretained(sink).toOpaque()
-        easy.setWriteCallback(smallBodyWriteCallback, userdata: userdata)
-        easy.setHeaderCallback(smallHeaderCallback, userdata: userdata)
+        let sink = ResponseSink(cancellation: cancellation, bodyLimit: Self.maximumBodyBytes)
+        sink.attach(to: easy)
         let result = withExtendedLifetime(sink) { multi.run(easy, cancellation: cancellation) }
         if cancellation.isCancelled { throw .cancelled() }
         guard result == CURLE_OK else {
             throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))
         }
-        return Answer(status: easy.responseCode, body: sink.bytes, contentRange: sink.head.contentRange)
+        return Answer(status: easy.responseCode, body: sink.body ?? [], contentRange: sink.head.contentRange)
     }
-}
-
-private final class SmallBody {
-    var bytes: [UInt8] = []
-    var head = ResponseHead()
-    let cancellation: CancellationFlag
-    init(cancellation: CancellationFlag) { self.cancellation = cancellation }
-}
-
-private func smallBodyWriteCallback(
-    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
-) -> Int {
-    guard let data, let userdata else { return 0 }
-    let sink = Unmanaged<SmallBody>.fromOpaque(userdata).takeUnretainedValue()
-    let length = size * count
-    guard !sink.cancellation.isCancelled, sink.bytes.count + length <= SmallGet.maximumBodyBytes else { return 0 }
-    sink.bytes += UnsafeRawBufferPointer(start: data, count: length)
-    return length
-}
-
-private func smallHeaderCallback(
-    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
-) -> Int {
-    guard let data, let userdata else { return 0 }
-    let sink = Unmanaged<SmallBody>.fromOpaque(userdata).takeUnretainedValue()
-    return sink.head.consume(bytes: UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
 }

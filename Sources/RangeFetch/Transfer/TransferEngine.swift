@@ -497,9 +497,8 @@ final class TransferEngine {
     private func complete(_ transfer: SegmentTransfer, result: CURLcode) throws(DownloadError) {
         let segment = transfer.segment
         // Asked before the handle leaves the multi handle, and its connection with it.
-        if !scheduler.pathLosesPackets, result == CURLE_OK, transfer.easy.lastConnectionSawLoss == true {
-            scheduler.notePathLoss()
-        }
+        let sawLoss = result == CURLE_OK ? transfer.easy.lastConnectionSawLoss : nil
+        if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
         multi.remove(transfer.easy)
         configuration.lease?.release(host: sourceHosts[transfer.sourceIndex])
         segment.transfer = nil
@@ -518,6 +517,7 @@ final class TransferEngine {
         end.newConnection = timings.newConnection
         end.setupSeconds = timings.newConnection ? timings.setupSeconds : nil
         end.firstByteSeconds = transfer.head.status != 0 ? timings.firstByteSeconds : nil
+        end.packetsOutOfOrder = sawLoss
         report(.requestEnded(end))
         if let version = transfer.httpVersion { httpVersion = version }
         // Bytes queued for writing count as progress: their writes land a moment later.

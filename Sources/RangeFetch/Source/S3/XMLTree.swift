@@ -24,9 +24,10 @@ struct XMLTree {
 
     /// The document's root element.
     static func parse(_ bytes: [UInt8]) throws(Failure) -> Element {
+        guard !bytes.isEmpty else { throw .malformed }
         let builder = Builder()
         let status = bytes.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(buffer.count, 1)) { base in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { base in
                 rfxml_read(base, buffer.count, Unmanaged.passUnretained(builder).toOpaque()) { context, kind, name, value in
                     let builder = Unmanaged<Builder>.fromOpaque(context!).takeUnretainedValue()
                     builder.visit(kind: kind, name: name.map { String(cString: $0) }, value: value.map { String(cString: $0) })
