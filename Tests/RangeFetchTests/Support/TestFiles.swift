@@ -9,7 +9,7 @@ final class TemporaryDirectory {
         let template = NSTemporaryDirectory() + "\(label)-XXXXXX"
         var bytes = Array(template.utf8CString)
         guard mkdtemp(&bytes) != nil else { throw TestFailure("mkdtemp failed") }
-        path = String(cString: bytes)
+        path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         chmod(path, 0o755)
     }
 
