@@ -41,9 +41,16 @@ final class BenchCLITests {
         #expect(result.status == 0, "\(result.stderr)")
         let parsed = try events(result.stdout)
         let summary = try summary(parsed)
-        #expect((summary["recommended_connections"] as? Int ?? 99) <= 4, "\(summary)")
+        // Where the knee lies depends on how busy the machine is (idle here: 1-4 connections;
+        // beside two busy loops 8 was once best by more than 5%), so the recommendation is
+        // checked against the steps measured: the smallest count within 5% of the best.
+        let measured = steps(parsed)
+        let best = measured.map(\.rate).max() ?? 0
+        let knee = measured.first { $0.rate * 1.05 >= best }?.connections
+        #expect(knee != nil && summary["recommended_connections"] as? Int == knee, "\(measured) \(summary)")
         #expect(summary["one_stream"] as? Bool == false)
-        #expect(!steps(parsed).isEmpty)
+        // The sweep may stop early once a step stops growing: a non-empty prefix of -n's counts.
+        #expect(!measured.isEmpty && [1, 2, 4, 8].starts(with: measured.map(\.connections)), "\(measured)")
         try SchemaValidation.expectValid(result.stdout)
     }
 
