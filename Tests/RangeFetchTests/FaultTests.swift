@@ -54,16 +54,31 @@ final class FaultTests {
     @Test(arguments: cutModes)
     func droppedConnectionsAreRetriedFromTheLastByteWritten(mode: String) async throws {
         let retries = Locked(0)
+        let ended = Locked<[RequestEnd]>([])
         // Four ranges that are never split (no stealing), so every byte served is accounted for.
         _ = try await download(server.dataURL(size: Self.size, "cut=1000000&cutmode=\(mode)&cutcount=4"),
                                configure: { $0.minimumSegmentBytes = Self.size / 4 }, events: { event in
             if case .retrying = event { retries.withLock { $0 += 1 } }
+            if case .requestEnded(let end) = event { ended.withLock { $0.append(end) } }
         })
         try expectExactFile()
         #expect(retries.current >= 1)
-        // Retries continue, they do not restart: little more than the file crossed the wire.
-        let served = try server.stats().log.filter { $0.method == "GET" && $0.path.hasSuffix("/data.bin") }.map(\.bytes).reduce(0, +)
-        #expect(served <= Self.size + 4 * 1_000_000 + (256 << 10), "served \(served)")
+        // Retries continue, they do not restart: a range is asked for from its first byte once,
+        // and again only after a request that delivered nothing (a reset discards what the
+        // kernel had not yet handed over, all of it when a loaded machine reads late; a
+        // connection replaced before its first byte).
+        let requests = try server.stats().log.filter { $0.method == "GET" && $0.path.hasSuffix("/data.bin") }
+        let planStarts = Set((0..<4).map { Self.size / 4 * Int64($0) })
+        let fromPlanStart = requests.filter { entry in
+            guard let start = entry.range?.dropFirst("bytes=".count).split(separator: "-").first.flatMap({ Int64($0) }) else { return false }
+            return planStarts.contains(start)
+        }.count
+        let emptyTries = ended.current.filter { $0.bytes == 0 }.count
+        #expect(fromPlanStart <= 4 + emptyTries, "\(fromPlanStart) requests from a range's first byte, \(emptyTries) empty tries: \(requests.map { "\($0.range ?? "-") \($0.bytes)" })")
+        // On an idle machine little more than the file crosses the wire (a bound a loaded one can
+        // break through takeovers of connections that only looked slow).
+        let served = requests.map(\.bytes).reduce(0, +)
+        #expect(served <= 2 * Self.size, "served \(served)")
     }
 
     @Test func serviceUnavailableHonoursRetryAfter() async throws {
