@@ -676,7 +676,9 @@ final class TransferEngine {
         var dropped = false
 
         /// Bytes per second per connection, once it has a second of record.
-        var rate: Double? { seconds >= 1 ? Double(bytes) / seconds : nil }
+        var rate: Double? { Self.rate(bytes: bytes, seconds: seconds) }
+
+        static func rate(bytes: Int64, seconds: Double) -> Double? { seconds >= 1 ? Double(bytes) / seconds : nil }
     }
 
     /// A mirror failing this many requests in a row without a byte is dropped.
@@ -719,10 +721,20 @@ final class TransferEngine {
         return exclude(index, why: "\(Self.mirrorFailuresToDrop) requests in a row failed (\(why))")
     }
 
-    /// Drops sources far slower per connection than the best one (while another remains).
+    /// Drops sources far slower per connection than the best one (while another remains). Requests
+    /// still running count once a second past their first byte, so a crawling mirror is dropped
+    /// during its first (long) request rather than after it.
     private func dropSlowSources(now: Double) {
         guard remotes.count > 1 else { return }
-        let rates = usage.indices.compactMap { index in usage[index].dropped ? nil : usage[index].rate.map { (index, $0) } }
+        var record = usage.map { (bytes: $0.bytes, seconds: $0.seconds) }
+        for transfer in active.values {
+            guard let first = transfer.firstByteAt, now - first >= 1 else { continue }
+            record[transfer.sourceIndex].bytes += transfer.bytesReceived
+            record[transfer.sourceIndex].seconds += now - first
+        }
+        let rates = usage.indices.compactMap { index in
+            usage[index].dropped ? nil : SourceUsage.rate(bytes: record[index].bytes, seconds: record[index].seconds).map { (index, $0) }
+        }
         guard let best = rates.map(\.1).max(), rates.count > 1 else { return }
         for (index, rate) in rates where rate < Self.slowSourceFraction * best {
             let slow = ByteCount.format(Int64(rate)), fast = ByteCount.format(Int64(best))
