@@ -7,6 +7,7 @@ struct SmallGet {
     var cancellation: CancellationFlag
     var multi: CurlMulti
 
+    /// Biggest body read (a ListObjectsV2 page of 1,000 keys is a few hundred KiB).
     static let maximumBodyBytes = 16 << 20
 
     struct Answer {

@@ -23,9 +23,6 @@ struct S3Client {
         }
     }
 
-    /// Biggest body read (a ListObjectsV2 page of 1,000 keys is a few hundred KiB).
-    static let maximumBodyBytes = 16 << 20
-
     /// Every object under `prefix` of `bucket`, in key order, following continuation tokens.
     func list(bucket: String, prefix: String) throws(DownloadError) -> [Object] {
         var objects: [Object] = []
