@@ -54,6 +54,11 @@ struct ConfigFile {
         }
         if let first = rest.first, otherCommands.contains(first) { return rest }
         guard let path else { return rest }
+        if let problem = FilePermissions.problem(ofFileAt: path) {
+            // Like ssh with its config: options from a file others could write (a header, a
+            // proxy, `insecure`) are not taken.
+            throw Problem(message: "config file \(path) \(problem): refusing to read it (chmod go-w \(path), or --no-config)")
+        }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             if explicit { throw Problem(message: "cannot read config file \(path)") }
             return rest

@@ -12,8 +12,10 @@ enum Main {
         limitMallocArenas()
         let command: ParsableCommand
         let arguments: [String]
+        let given = Array(CommandLine.arguments.dropFirst())
+        SecretArguments.blank()
         do {
-            arguments = try ConfigFile.expand(Array(CommandLine.arguments.dropFirst())) { line in
+            arguments = try ConfigFile.expand(given) { line in
                 do {
                     _ = try Get.parse(line + ["http://127.0.0.1/"])
                     return nil

@@ -11,6 +11,12 @@ struct RedactionTests {
          "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED#x"),
         ("https://a.blob.core.windows.net/c/f?sv=2020&se=2026&sig=abc%3D", "https://a.blob.core.windows.net/c/f?sv=2020&se=2026&sig=REDACTED"),
         ("https://hub.example/f?download=true", "https://hub.example/f?download=true"),
+        // Google API keys, passwords, OAuth, CloudFront signed URLs.
+        ("https://www.googleapis.com/storage/v1/b/o?alt=media&key=AIzaSyA1", "https://www.googleapis.com/storage/v1/b/o?alt=media&key=REDACTED"),
+        ("https://h/f?user=bob&password=hunter2&passwd=x", "https://h/f?user=bob&password=REDACTED&passwd=REDACTED"),
+        ("https://h/f?client_id=app&client_secret=s&access_token=t&refresh_token=r", "https://h/f?client_id=app&client_secret=REDACTED&access_token=REDACTED&refresh_token=REDACTED"),
+        ("https://d1.cloudfront.net/f.bin?Expires=1700000000&Policy=eyJ&Signature=abc&Key-Pair-Id=K2", "https://d1.cloudfront.net/f.bin?Expires=1700000000&Policy=REDACTED&Signature=REDACTED&Key-Pair-Id=REDACTED"),
+        ("https://h/f?API-Key=1&secret=2&session_token=3", "https://h/f?API-Key=REDACTED&secret=REDACTED&session_token=REDACTED"),
     ])
     func aURLKeepsEverythingButItsSecrets(url: String, shown: String) {
         #expect(Redaction.url(url) == shown)

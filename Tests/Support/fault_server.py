@@ -23,7 +23,7 @@ Paths
                             "accept_encoding_lines"}, ...]}
                             "path" is without the query; "bytes" = body bytes actually sent
                             (chunked framing excluded); "etag" is null for non-content answers;
-                            "auth" tells whether an Authorization header came; "connection"
+                            "auth" ("cookie") tells whether an Authorization (Cookie) header came; "connection"
                             numbers TCP connections (same number = keep-alive reuse);
                             "accept_encoding" is the request's Accept-Encoding (null when absent),
                             "accept_encoding_lines" how many such header lines came. A request is
@@ -1090,7 +1090,7 @@ class Handler(BaseHTTPRequestHandler):
             "method": self.command, "path": unquote(url.path), "query": url.query,
             "range": self.headers.get("Range"), "if_range": self.headers.get("If-Range"),
             "status": status, "bytes": sent, "etag": self.response_etag,
-            "host": self.headers.get("Host"), "auth": "Authorization" in self.headers,
+            "host": self.headers.get("Host"), "auth": "Authorization" in self.headers, "cookie": "Cookie" in self.headers,
             "connection": self.connection_id,
             "accept_encoding": self.headers.get("Accept-Encoding"),
             "accept_encoding_lines": len(self.headers.get_all("Accept-Encoding") or []),

@@ -59,8 +59,13 @@ final class DownloadSession {
 
     /// The URL to request and the options for `url`: an `s3://BUCKET/KEY` becomes its object's
     /// HTTP(S) URL, with every request signed (``S3Configuration``); others are unchanged.
+    /// The options' secrets are bound to the origin of the URL to request (see ``CredentialScope``).
     static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
-        guard let location = S3Location(url) else { return (url, options) }
+        guard let location = S3Location(url) else {
+            var options = options
+            try options.request.bindSecrets(to: url)
+            return (url, options)
+        }
         guard !location.bucket.isEmpty, !location.isPrefix else {
             throw DownloadError(.invalidURL, "\(url) names a prefix, not an object", remedy: .fetchPrefixAsBatch)
         }
@@ -69,7 +74,9 @@ final class DownloadSession {
         if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
         options.s3 = configuration
         options.request.s3Signer = configuration.signer
-        return (configuration.url(bucket: location.bucket, key: location.key), options)
+        let endpointURL = configuration.url(bucket: location.bucket, key: location.key)
+        try options.request.bindSecrets(to: endpointURL)
+        return (endpointURL, options)
     }
 
     /// A file that changes on the server while it downloads is fetched again, whole, as its new

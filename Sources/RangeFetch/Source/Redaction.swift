@@ -7,10 +7,18 @@ public enum Redaction {
     public static let mask = "REDACTED"
 
     /// Query parameters whose values are secrets (compared without case).
+    /// Signatures and tokens of the object stores and CDNs (S3, GCS, Azure SAS, CloudFront's
+    /// `Policy`/`Key-Pair-Id`), OAuth's tokens and client secret, API keys (Google's `key`) and
+    /// passwords.
     static let secretParameters: Set<String> = [
         "x-amz-signature", "x-amz-credential", "x-amz-security-token",
         "x-goog-signature", "x-goog-credential", "signature", "sig",
-        "token", "access_token", "x-access-token", "api_key", "apikey",
+        "policy", "key-pair-id",
+        "token", "access_token", "refresh_token", "id_token", "x-access-token", "auth", "authorization",
+        "client_secret",
+        "api_key", "apikey", "api-key", "key", "secret",
+        "password", "passwd", "pwd",
+        "sessionid", "session_token",
     ]
 
     /// `url` with its password and secret query values replaced by ``mask``.

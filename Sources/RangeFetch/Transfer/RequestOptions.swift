@@ -56,6 +56,9 @@ public struct RequestOptions: Sendable, Equatable {
     /// Signs every request with AWS Signature Version 4 (`s3://` URLs), afresh each time: a
     /// retry, a takeover or a resume an hour later carries a signature of its own moment.
     public var s3Signer: SigV4Signer?
+    /// Who may receive the secrets above; set by a download for the URL it was given
+    /// (``bindSecrets(to:)``).
+    var scope = CredentialScope()
 
     /// IPv4, IPv6 or either (`-4`, `-6`).
     public enum IPVersion: Sendable, Equatable {
@@ -68,20 +71,30 @@ public struct RequestOptions: Sendable, Equatable {
     /// libcurl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`), bytes.
     static let receiveBufferBytes = 64 * 1024
 
-    /// Applies these options to `easy` for a request of `url`.
+    /// Binds the secrets of these options to the origin of `url` (the URL the user gave, in its
+    /// HTTP(S) form) and reads the netrc file once: see ``CredentialScope``.
+    mutating func bindSecrets(to url: String) throws(DownloadError) {
+        if scope.origin == nil { scope.origin = URLParts(url)?.origin }
+        if netrc, scope.netrc == nil, let path = netrcFile ?? Netrc.defaultPath {
+            scope.netrc = try Netrc.load(path: path)
+        }
+    }
+
+    /// Applies these options to `easy` for a request of `url`. Secrets go only where
+    /// ``scope`` allows: a request to another origin (a mirror, a redirect target) carries
+    /// neither ``credentials``, the user's `Authorization` and `Cookie` lines, an S3 signature
+    /// nor a netrc `default` login.
     /// - Parameters:
     ///   - extraHeaders: lines for this request only; each replaces a user line of the same field
     ///     name (see ``headerLines(user:extra:)``).
-    ///   - userURL: the URL the user gave, when `url` is where it redirected to. A request to
-    ///     another origin (scheme, host, port) than the user's carries neither ``credentials``
-    ///     nor the user's `Authorization` and `Cookie` lines, as libcurl does when it follows a
-    ///     redirect itself: a token for the site must not reach the storage it redirects to.
-    func configure(_ easy: CurlEasy, url: String, extraHeaders: [String] = [], userURL: String? = nil,
-                   method: String = "GET") {
-        let trusted = userURL.map { Self.sameOrigin(url, $0) } ?? true
+    func configure(_ easy: CurlEasy, url: String, extraHeaders: [String] = [], method: String = "GET") {
+        let grant = scope.grant(for: url)
+        let trusted = grant.userSecrets
         easy.set(CURLOPT_URL, url)
         easy.set(CURLOPT_NOSIGNAL, true)
-        easy.set(CURLOPT_FOLLOWLOCATION, true)
+        // A signed request is never followed: its signature and token would go along to wherever
+        // the store points (an answer naming another region comes back as a 3xx to report).
+        easy.set(CURLOPT_FOLLOWLOCATION, s3Signer == nil)
         easy.set(CURLOPT_MAXREDIRS, maximumRedirects)
         // Only plain HTTP(S), also after redirects.
         easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
@@ -94,8 +107,9 @@ public struct RequestOptions: Sendable, Equatable {
         // 1 MiB; bigger ones measured no faster once writes are coalesced in our own buffers.
         easy.set(CURLOPT_BUFFERSIZE, RequestOptions.receiveBufferBytes)
         easy.set(CURLOPT_TCP_KEEPALIVE, true)
-        if let credentials, trusted {
-            easy.set(CURLOPT_USERPWD, credentials)
+        let netrcLogin = grant.netrcLogin.map { "\($0.login):\($0.password)" }
+        if let login = (trusted ? credentials : nil) ?? netrcLogin {
+            easy.set(CURLOPT_USERPWD, login)
             easy.set(CURLOPT_HTTPAUTH, CCURL_AUTH_BASIC)
         }
         if insecure {
@@ -105,10 +119,6 @@ public struct RequestOptions: Sendable, Equatable {
         if let caCertificatePath { easy.set(CURLOPT_CAINFO, caCertificatePath) }
         if let proxy { easy.set(CURLOPT_PROXY, proxy) }
         if let noProxy { easy.set(CURLOPT_NOPROXY, noProxy) }
-        if netrc {
-            easy.set(CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
-            if let netrcFile { easy.set(CURLOPT_NETRC_FILE, netrcFile) }
-        }
         if !resolve.isEmpty { easy.setList(CURLOPT_RESOLVE, resolve) }
         if !connectTo.isEmpty { easy.setList(CURLOPT_CONNECT_TO, connectTo) }
         switch ipVersion {
@@ -122,9 +132,17 @@ public struct RequestOptions: Sendable, Equatable {
         // sent to an "identity" request arrives decoded). A body that does not decode as declared
         // fails with CURLE_BAD_CONTENT_ENCODING; encoded bytes never reach the file.
         easy.set(CURLOPT_ACCEPT_ENCODING, Self.defaultAcceptEncoding)
+        easy.setHeaders(headerLines(url: url, extraHeaders: extraHeaders, method: method, time: Int(Glibc.time(nil))))
+    }
+
+    /// The header lines a request for `url` at `time` sends: the user's (without `Authorization`
+    /// and `Cookie` where ``scope`` withholds secrets), `extraHeaders`, and an S3 signature
+    /// only for the origin the credentials belong to.
+    func headerLines(url: String, extraHeaders: [String] = [], method: String = "GET", time: Int) -> [String] {
+        let trusted = scope.grant(for: url).userSecrets
         let user = trusted ? headers : headers.filter { !Self.originBoundFields.contains(Self.fieldName($0) ?? "") }
-        let signed = s3Signer.map { $0.headerLines(method: method, url: url, time: Int(Glibc.time(nil))) } ?? []
-        easy.setHeaders(Self.headerLines(user: user, extra: extraHeaders + signed))
+        let signed = (trusted ? s3Signer : nil).map { $0.headerLines(method: method, url: url, time: time) } ?? []
+        return Self.headerLines(user: user, extra: extraHeaders + signed)
     }
 
     /// Whether a download of `url` with these options involves a secret: a password (here or in

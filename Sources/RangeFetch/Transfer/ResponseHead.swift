@@ -130,6 +130,12 @@ struct ResponseHead: Sendable {
     /// the range asked for, and carrying the server's `Retry-After`; `nil` for 2xx.
     func statusError(url: String, range: ByteRange? = nil) -> DownloadError? {
         guard !(200..<300).contains(status) else { return nil }
+        if (300..<400).contains(status) {
+            // Only a signed (S3) request comes back with a redirect unfollowed: its signature and
+            // token must not go along to another host.
+            let target = self["location"].map { " to \(Redaction.url($0))" } ?? ""
+            return DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status), a redirect\(target); signed requests are not followed elsewhere (an S3 bucket in another region answers this way: set AWS_REGION or the endpoint to the bucket's)")
+        }
         var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
                                   + (range.map { " for range \($0.httpRangeSpec)" } ?? "")
                                   + (status >= 400 ? PresignedURL.expiredNote(url).map { "; \($0)" } ?? "" : ""))

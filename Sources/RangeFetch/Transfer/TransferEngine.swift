@@ -478,8 +478,7 @@ final class TransferEngine {
             extraHeaders.append("Accept-Encoding: identity")
         }
         transfer.limiter = limiter
-        configuration.request.configure(transfer.easy, url: transfer.url, extraHeaders: extraHeaders,
-                                        userURL: sources[index].userURL)
+        configuration.request.configure(transfer.easy, url: transfer.url, extraHeaders: extraHeaders)
         if let requested, let lifetime = scheduler.connectionLifetimeSeconds(requestBytes: requested.count) {
             transfer.easy.set(CURLOPT_MAXLIFETIME_CONN, lifetime)
         }

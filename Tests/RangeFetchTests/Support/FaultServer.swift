@@ -69,6 +69,12 @@ final class FaultServer {
             var accept_encoding: String?
             /// How many `Accept-Encoding` lines the request carried.
             var accept_encoding_lines: Int
+            /// Whether the request carried an `Authorization` header.
+            var auth: Bool?
+            /// Whether it carried a `Cookie` header.
+            var cookie: Bool?
+            /// The request's `Host` header.
+            var host: String?
         }
         var requests: Int
         var body_bytes: Int64

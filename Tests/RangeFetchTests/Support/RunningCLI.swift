@@ -41,6 +41,8 @@ final class RunningCLI: @unchecked Sendable {
     }
 
     var receivedBytes: Int64 { lock.withLock { received } }
+    /// The process id, to read what `ps` shows of it.
+    var pid: Int32 { process.processIdentifier }
     var outputLines: [String] { lock.withLock { lines } }
 
     /// Waits until the download reports at least `bytes` received; false on timeout or exit.

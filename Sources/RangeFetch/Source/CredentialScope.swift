@@ -1,0 +1,39 @@
+/// Which requests may carry the user's secrets: one policy for every request a download makes
+/// (the probe, ranges, mirror samples, re-resolved redirect targets, S3 listings).
+///
+/// Secrets belong to the origin (scheme, host, port) of the URL the user gave for them:
+/// - `-u`/``RequestOptions/credentials``, `Authorization` and `Cookie` header lines, S3
+///   signatures and the session token, and a netrc file's `default` entry go only to requests
+///   for ``origin``;
+/// - a netrc `machine` entry goes only to its own host;
+/// - a mirror on another origin gets none of them (its URL may carry its own `user:password@`);
+/// - a redirect libcurl follows by itself drops `-u` and those header lines at another host
+///   (libcurl's own rule), and signed S3 requests are not followed at all.
+///
+/// A pure value: tested as a table.
+struct CredentialScope: Sendable, Equatable {
+    /// The origin the secrets were given for; `nil`: the URL of each request itself (a bench or
+    /// a probe made outside a download).
+    var origin: String?
+    /// Logins read from a netrc file, when netrc is on.
+    var netrc: Netrc?
+
+    /// What a request for `url` may carry.
+    struct Grant: Equatable {
+        /// The user's secrets (credentials, sensitive header lines, the S3 signature).
+        var userSecrets: Bool
+        /// A login from netrc to send as Basic credentials, when no other applies.
+        var netrcLogin: Netrc.Login?
+    }
+
+    func grant(for url: String) -> Grant {
+        guard let parts = URLParts(url) else { return Grant(userSecrets: false, netrcLogin: nil) }
+        let own = origin.map { $0 == parts.origin } ?? true
+        var login: Netrc.Login?
+        if let netrc, parts.user == nil {
+            login = netrc.login(forHost: parts.host) ?? (own ? netrc.fallback : nil)
+        }
+        return Grant(userSecrets: own, netrcLogin: login)
+    }
+
+}

@@ -1,0 +1,166 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The logins of a netrc file (`machine HOST login NAME password SECRET`, and one `default`),
+/// read once per download rather than by libcurl on every request.
+///
+/// Read here because libcurl 7.88 applies the `default` entry to any host a redirect reaches
+/// (and leaks the first host's password to a redirect target in some cases, CVE-2024-11053).
+/// Who may receive which login is ``CredentialScope``'s decision.
+struct Netrc: Sendable, Equatable {
+    struct Login: Sendable, Equatable {
+        var login: String
+        var password: String
+    }
+
+    /// `machine` entries in file order (the first for a host wins, as in curl and ftp).
+    var machines: [(host: String, login: Login)] = []
+    /// The `default` entry: for any host, which here means only the origin the user named.
+    var fallback: Login?
+
+    static func == (a: Netrc, b: Netrc) -> Bool {
+        a.fallback == b.fallback && a.machines.map(\.host) == b.machines.map(\.host)
+            && a.machines.map(\.login) == b.machines.map(\.login)
+    }
+
+    /// The `machine` entry for `host` (compared without case), if any.
+    func login(forHost host: String) -> Login? {
+        machines.first { $0.host.lowercased() == host.lowercased() }?.login
+    }
+
+    /// Parses netrc text: whitespace-separated tokens, `"quoted"` tokens with backslash escapes,
+    /// `macdef` bodies (up to an empty line) skipped, `account` ignored. An entry without a
+    /// password is left out.
+    static func parse(_ text: String) -> Netrc {
+        var netrc = Netrc()
+        var tokens = Tokens(text)
+        var host: String?
+        var isDefault = false
+        var login: String?
+        var password: String?
+        func commit() {
+            if let password {
+                let entry = Login(login: login ?? "", password: password)
+                if isDefault { if netrc.fallback == nil { netrc.fallback = entry } }
+                else if let host { netrc.machines.append((host, entry)) }
+            }
+            host = nil; isDefault = false; login = nil; password = nil
+        }
+        while let token = tokens.next() {
+            switch token {
+            case "machine":
+                commit()
+                host = tokens.next()
+            case "default":
+                commit()
+                isDefault = true
+            case "login": login = tokens.next()
+            case "password": password = tokens.next()
+            case "account": _ = tokens.next()
+            case "macdef":
+                commit()
+                tokens.skipMacro()
+            default: break
+            }
+        }
+        commit()
+        return netrc
+    }
+
+    /// Reads the netrc file at `path`; `nil` when there is none. A file other users could have
+    /// written (writable by group or others, or owned by someone else than the caller or root)
+    /// is refused, as ssh refuses such a config: its logins could have been planted.
+    static func load(path: String) throws(DownloadError) -> Netrc? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw DownloadError(.fileSystem(errno: code), "cannot read the netrc file \(path): \(String(cString: strerror(code)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        if let problem = FilePermissions.problem(owner: info.st_uid, mode: info.st_mode, caller: geteuid()) {
+            throw DownloadError(.invalidOption, "the netrc file \(path) \(problem): refusing to send its logins (chmod go-w \(path))")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while bytes.count < (1 << 20) {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return parse(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The netrc file read by default: `$NETRC`, else `~/.netrc`.
+    static var defaultPath: String? {
+        Environment.value("NETRC") ?? Environment.value("HOME").map { $0 + "/.netrc" }
+    }
+
+    private struct Tokens {
+        private var scalars: [Unicode.Scalar]
+        private var index = 0
+
+        init(_ text: String) { scalars = Array(text.unicodeScalars) }
+
+        private static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+            scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r"
+        }
+
+        mutating func next() -> String? {
+            while index < scalars.count, Self.isSpace(scalars[index]) { index += 1 }
+            guard index < scalars.count else { return nil }
+            var token = String.UnicodeScalarView()
+            if scalars[index] == "\"" {
+                index += 1
+                while index < scalars.count, scalars[index] != "\"" {
+                    if scalars[index] == "\\", index + 1 < scalars.count { index += 1 }
+                    token.append(scalars[index])
+                    index += 1
+                }
+                index += 1
+            } else {
+                while index < scalars.count, !Self.isSpace(scalars[index]) {
+                    token.append(scalars[index])
+                    index += 1
+                }
+            }
+            return String(token)
+        }
+
+        /// Skips a `macdef` name and body: everything up to an empty line.
+        mutating func skipMacro() {
+            while index < scalars.count {
+                if scalars[index] == "\n", index + 1 < scalars.count, scalars[index + 1] == "\n" || scalars[index + 1] == "\r" {
+                    index += 1
+                    return
+                }
+                index += 1
+            }
+        }
+    }
+}
+
+/// Whether a file holding settings or secrets could have been written by someone else.
+public enum FilePermissions {
+    /// What is wrong with the file at `path` (see ``problem(owner:mode:caller:)``), or `nil`
+    /// when it is fine or missing.
+    public static func problem(ofFileAt path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return problem(owner: info.st_uid, mode: info.st_mode, caller: geteuid())
+    }
+
+    /// What is wrong with a file of `owner` and `mode` read by `caller`, or `nil` when only the
+    /// caller (or root) can have written it.
+    public static func problem(owner: uid_t, mode: mode_t, caller: uid_t) -> String? {
+        if owner != caller && owner != 0 { return "belongs to another user (uid \(owner))" }
+        if mode & 0o022 != 0 {
+            return "is writable by \(mode & 0o002 != 0 ? "every user" : "its group") (mode \(String(mode & 0o777, radix: 8)))"
+        }
+        return nil
+    }
+}
