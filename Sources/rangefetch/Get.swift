@@ -25,7 +25,7 @@ struct Get: AsyncParsableCommand {
     @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i).")
     var urls: [String] = []
 
-    @Option(name: [.short, .customLong("input-file")], help: ArgumentHelp("Download every URL listed in this file ('-' for stdin): one URL per line, with aria2c's indented 'out=', 'dir=', 'checksum=', 'header=' lines, or JSON lines {\"url\": ..., \"out\": ..., \"sha256\": ...}. Example: -i models.txt", valueName: "file"))
+    @Option(name: [.short, .customLong("input-file")], help: ArgumentHelp("Download every URL listed in this file ('-' for stdin): one URL per line, with aria2c's indented 'out=', 'dir=' (inside -d, no '..'), 'checksum=', 'header=' lines, or JSON lines {\"url\": ..., \"out\": ..., \"sha256\": ...}. Example: -i models.txt", valueName: "file"))
     var inputFile: String?
 
     @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Files downloaded at once in a batch. Example: -j 16", valueName: "n"))
@@ -49,7 +49,7 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("stream-window"), help: ArgumentHelp("With -o - or a pipe or device: how far ahead of the reader ranges may arrive (K/M/G, at least 1M; default 64M). Example: --stream-window 256M", valueName: "size"))
     var streamWindow: String?
 
-    @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, with the server's file name. Example: -d ~/Downloads", valueName: "dir"))
+    @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, under the URL's last segment (-J: the server's name). Example: -d ~/Downloads", valueName: "dir"))
     var directory: String?
 
     @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"))
@@ -87,8 +87,11 @@ struct Get: AsyncParsableCommand {
     @Flag(name: [.short, .customLong("continue")], help: "Treat a file already at the output path as the first bytes of this download (curl's -C -, wget's -c). A partial download (NAME.part) resumes anyway.")
     var continueExisting = false
 
-    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Name the file as the server does (Content-Disposition, else the URL's last segment): the default without -o, as curl -O.")
+    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Name the file after the last segment of the URL you gave, percent-decoded (a URL ending in / gives 'download'): the default without -o, as curl -O.")
     var remoteName = false
+
+    @Flag(name: [.customShort("J"), .customLong("content-disposition")], help: "Trust the server with the file's name (curl's -J, wget's --content-disposition): the file name in its Content-Disposition header, else the last segment of the URL its redirects end at, else the URL's. A server's name is made safe: only its last path component, no control characters, leading dots removed (.bashrc is saved as bashrc), cut to 236 bytes keeping the extension. Without -J a server cannot choose the name.")
+    var contentDisposition = false
 
     @Option(name: .customShort("x"), help: ArgumentHelp("aria2c's -x N: at most N connections to one host (for one file, at most N connections; in a batch, --max-connections-per-host N). A value that is not a number is curl's -x PROXY (--proxy). Example: -x 4", valueName: "n|proxy"))
     var aria2MaxPerHost: String?
@@ -112,7 +115,8 @@ struct Get: AsyncParsableCommand {
 
     func validate() throws {
         if output != nil && directory != nil { throw ValidationError("use either -o PATH or -d DIR, not both") }
-        if output != nil && remoteName { throw ValidationError("use either -o PATH or -O (the server's name), not both") }
+        if output != nil && remoteName { throw ValidationError("use either -o PATH or -O (the URL's name), not both") }
+        if output != nil && contentDisposition { throw ValidationError("use either -o PATH or -J (the server's name), not both") }
         if let aria2Split, !DownloadOptions.connectionRange.contains(aria2Split) {
             throw ValidationError("-s must be between 1 and 64 (got \(aria2Split))")
         }
@@ -204,6 +208,7 @@ struct Get: AsyncParsableCommand {
         } else if let directory {
             options.destination = .directory(directory)
         }
+        options.nameSource = contentDisposition ? .server : .givenURL
         options.connections = aria2Split.map { .fixed($0) } ?? connectionCount ?? .automatic
         options.maximumConnections = maxConnections
         // Per host: only when asked (a batch's default of 16 is in its budget), so -n 32 still
@@ -244,11 +249,11 @@ struct Get: AsyncParsableCommand {
         return Int(connections).map { .fixed($0) }
     }
 
-    /// The name a checksum file's entry should have: the output's, else the URL's last segment.
+    /// The name a checksum file's entry should have: the output's, else the URL's last segment
+    /// (known before the server is asked, so also with -J).
     private var expectedFileName: String {
         if let output, output != "-" { return output.split(separator: "/").last.map(String.init) ?? output }
-        let path = URLParts(urls.first ?? "")?.path ?? ""
-        return FileName.sanitize(FileName.fromURLPath(path) ?? FileName.fallback)
+        return NameSource.nameFromURL(urls.first ?? "")
     }
 }
 

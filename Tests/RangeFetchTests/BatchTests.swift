@@ -153,13 +153,13 @@ final class BatchTests {
     }
 
     @Test func twoFilesTheServerNamesAlikeDoNotOverwriteEachOther() throws {
-        // Different URLs (so the list check passes), one name from Content-Disposition.
+        // Different URLs (so the list check passes), one name from Content-Disposition (-J).
         let fault = try FaultServer()
         defer { fault.stop() }
         let first = fault.dataURL(size: 1000, name: "a.bin", "disposition=same.bin")
         let second = fault.dataURL(size: 3000, name: "b.bin", "disposition=same.bin")
         let path = try list("alike.txt", [first, second])
-        let result = try runCLI(["-i", path, "-d", out.path, "-j", "1"])
+        let result = try runCLI(["-i", path, "-d", out.path, "-j", "1", "-J"])
         #expect(result.status == 2, "\(result.stderr)")
         let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("rangefetch: error:") }
         #expect(errors.count == 1)

@@ -286,9 +286,10 @@ final class FaultTests {
         try expectExactFile()
     }
 
-    @Test func contentDispositionNamesTheFileSafely() async throws {
+    @Test func contentDispositionNamesTheFileSafelyWhenTrusted() async throws {
         var options = DownloadOptions()
         options.destination = .directory(out.path)
+        options.nameSource = .server
         let summary = try await Downloader(options: options).download(server.dataURL(size: 1000, "disposition=../../evil.bin"))
         #expect(summary.path == out.file("evil.bin"))
     }

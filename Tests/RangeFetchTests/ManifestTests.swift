@@ -10,7 +10,7 @@ struct ManifestTests {
         # models\r
         https://h.example/a.bin\r
           out=weights/a.bin\r
-        \tdir=/data\r
+        \tdir=data\r
           checksum=sha-256=\(Self.sha)\r
           header=Authorization: Bearer x\r
           header=X-Two: 2\r
@@ -21,12 +21,12 @@ struct ManifestTests {
         #expect(entries.count == 2)
         #expect(entries[0].url == "https://h.example/a.bin")
         #expect(entries[0].output == "weights/a.bin")
-        #expect(entries[0].directory == "/data")
+        #expect(entries[0].directory == "data")
         #expect(entries[0].checksums.map(\.hex) == [Self.sha])
         #expect(entries[0].headers == ["Authorization: Bearer x", "X-Two: 2"])
         #expect(entries[0].origin == "list.txt:2")
         #expect(entries[1] == BatchEntry(url: "http://h.example/b.bin", origin: "list.txt:9"))
-        #expect(entries[0].expectedPath(defaultDirectory: ".") == "/data/weights/a.bin")
+        #expect(entries[0].expectedPath(defaultDirectory: "/srv") == "/srv/data/weights/a.bin")
         #expect(entries[1].expectedPath(defaultDirectory: "out/") == "out/b.bin")
     }
 
@@ -55,6 +55,12 @@ struct ManifestTests {
         ("http://h/a\tftp://m/a", 1, "unsupported scheme"),
         ("http://h/a\n  out=../../etc/passwd", 2, "without '..'"),
         ("http://h/a\n  out=/abs", 2, "relative"),
+        ("http://h/a\n  dir=/data", 2, "dir= must be a directory inside the batch's directory"),
+        ("http://h/a\n\n  dir=../up", 3, "without '..'"),
+        ("http://h/a\n  dir=a/../../up", 2, "without '..'"),
+        ("http://h/a\n  dir=", 2, "dir= needs a directory"),
+        ("{\"url\": \"http://h/a\", \"dir\": \"/etc\"}", 1, "\"dir\" must be a directory inside"),
+        ("{\"url\": \"http://h/a\", \"dir\": \"x/..\"}", 1, "without '..'"),
         ("http://h/a\n  header=NoColon", 2, "Name: value"),
         ("http://h/a\n  header=Authorization Bearer s3cr3t", 2, "'Authorization …'"),
         ("{\"url\": 5}", 1, "JSON object"),

@@ -129,7 +129,8 @@ struct ParserFuzzTests {
             if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
                 return "'\(raw.debugDescription)' sanitised to '\(name.debugDescription)' with a control character"
             }
-            if name.utf8.count > 255 { return "'\(raw)' sanitised to \(name.utf8.count) bytes" }
+            if name.utf8.count > FileName.maximumBytes { return "'\(raw)' sanitised to \(name.utf8.count) bytes" }
+            if name.hasPrefix(".") { return "'\(raw)' sanitised to the hidden name '\(name)'" }
             return nil
         }
     }

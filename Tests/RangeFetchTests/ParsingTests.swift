@@ -73,6 +73,7 @@ struct FileNameTests {
     static let names: [(String, String)] = [
         ("report.pdf", "report.pdf"), ("../../etc/passwd", "passwd"), ("..", "download"), ("", "download"),
         ("a/b\\c.txt", "c.txt"), ("evil\u{0}name\n.bin", "evilname.bin"), ("  spaced.txt ", "spaced.txt"), ("/", "download"),
+        (".bashrc", "bashrc"), ("...", "download"),
     ]
 
     @Test(arguments: names)

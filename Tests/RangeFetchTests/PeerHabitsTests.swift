@@ -25,7 +25,7 @@ final class PeerHabitsTests {
         #expect(split.status == 0, "\(split.stderr)")
         #expect(json(split, "connections") == 4, "-x 4 -s 8 gives 4 connections: \(split.stdout.prefix(400))")
         #expect(try Checksums.sha256sum(out.file("a.bin")) == Checksums.sha256sum(source))
-        // -O: the server's name, in the current directory (here -d).
+        // -O: the URL's name, in the current directory (here -d).
         let remote = try runCLI([nginx.baseURL + "/a.bin", "-O", "-d", out.file("o")])
         #expect(remote.status == 0, "\(remote.stderr)")
         #expect(FileManager.default.fileExists(atPath: out.file("o/a.bin")))

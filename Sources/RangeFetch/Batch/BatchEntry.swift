@@ -2,9 +2,11 @@
 public struct BatchEntry: Sendable, Equatable {
     /// The file's URL (`http`, `https` or `s3://`).
     public var url: String
-    /// The file name (`out=`), relative to ``directory``; `nil`: the server's name.
+    /// The file name (`out=`), relative to ``directory``; `nil`: the name
+    /// ``DownloadOptions/nameSource`` gives.
     public var output: String?
-    /// The directory to save into (`dir=`); `nil`: the batch's directory.
+    /// The directory to save into (`dir=`), relative to the batch's directory
+    /// (``BatchOptions/directory``); `nil`: the batch's directory itself.
     public var directory: String?
     /// Digests the file must match (`checksum=`), on top of any the server advertises.
     public var checksums: [DigestValue] = []
@@ -27,17 +29,21 @@ public struct BatchEntry: Sendable, Equatable {
         self.origin = origin
     }
 
-    /// Where the file lands when the server suggests no other name: `directory/output`, or the
-    /// URL's last path segment in `directory` (`defaultDirectory` when the entry names none).
+    /// Where the file lands unless the server's name is trusted (``NameSource/server``):
+    /// `output`, else the URL's last path segment, in ``directory(defaultDirectory:)``.
     public func expectedPath(defaultDirectory: String) -> String {
-        let name = output ?? FileName.sanitize(FileName.fromURLPath(URLParts(url)?.path ?? "") ?? FileName.fallback)
-        return Self.join(directory ?? defaultDirectory, name)
+        Self.join(directory(defaultDirectory: defaultDirectory), output ?? NameSource.nameFromURL(url))
     }
 
     /// How this entry's file is named: `.file(dir/out)` or `.directory(dir)`.
     func destination(defaultDirectory: String) -> DownloadOptions.Destination {
-        let directory = self.directory ?? defaultDirectory
-        return output.map { .file(Self.join(directory, $0)) } ?? .directory(directory)
+        let folder = directory(defaultDirectory: defaultDirectory)
+        return output.map { .file(Self.join(folder, $0)) } ?? .directory(folder)
+    }
+
+    /// The directory the file goes into: ``directory`` inside `defaultDirectory` (the batch's).
+    public func directory(defaultDirectory: String) -> String {
+        directory.map { Self.join(defaultDirectory, $0) } ?? defaultDirectory
     }
 
     static func join(_ directory: String, _ name: String) -> String {

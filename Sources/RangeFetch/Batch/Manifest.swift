@@ -5,6 +5,8 @@ import FoundationEssentials
 /// Two forms, line by line, and a file may mix them:
 /// - aria2c's input file: a URL per line; indented lines after it set that entry's options
 ///   (`out=NAME`, `dir=DIR`, `checksum=sha-256=HEX`, `header=Name: value`, repeatable);
+///   `out=` and `dir=` are relative (to the entry's directory, to the batch's directory) and
+///   may not contain `..`, so a list never writes outside the batch's directory;
 ///   `#` starts a comment line; blank lines are ignored.
 /// - JSON lines, for scripts: `{"url": …, "out": …, "dir": …, "sha256": …, "headers": […]}`
 ///   (also `sha512`, `sha1`, `md5`, `checksum`, `header`); other keys are ignored.
@@ -83,9 +85,7 @@ public enum Manifest {
         let value = String(text[text.index(after: equals)...])
         switch name {
         case "out": entry.output = try checkedName(value, fail: fail)
-        case "dir":
-            guard !value.isEmpty else { throw fail("dir= needs a directory") }
-            entry.directory = value
+        case "dir": entry.directory = try checkedDirectory(value, key: "dir=", fail: fail)
         case "checksum": entry.checksums.append(try checkedDigest(value, fail: fail))
         case "header": entry.headers.append(try checkedHeader(value, fail: fail))
         default:
@@ -98,6 +98,17 @@ public enum Manifest {
         let components = value.split(separator: "/")
         guard !value.isEmpty, !value.hasPrefix("/"), !value.hasSuffix("/"), !components.contains("..") else {
             throw fail("out= must be a file name relative to the directory, without '..' (got '\(value)'); use dir= for the directory")
+        }
+        return value
+    }
+
+    /// `dir=` is a directory inside the batch's: never absolute, never `..`, so a list cannot
+    /// write outside the directory the batch was given.
+    private static func checkedDirectory(_ value: String, key: String,
+                                         fail: (String) -> DownloadError) throws(DownloadError) -> String {
+        guard !value.isEmpty else { throw fail("\(key) needs a directory") }
+        guard !value.hasPrefix("/"), !value.split(separator: "/").contains("..") else {
+            throw fail("\(key) must be a directory inside the batch's directory, without '..' and not absolute (got '\(value)')")
         }
         return value
     }
@@ -139,10 +150,7 @@ public enum Manifest {
         }
         var entry = BatchEntry(url: try checkedURL(decoded.url, fail: fail), origin: origin)
         if let out = decoded.out { entry.output = try checkedName(out, fail: fail) }
-        if let dir = decoded.dir {
-            guard !dir.isEmpty else { throw fail("\"dir\" needs a directory") }
-            entry.directory = dir
-        }
+        if let dir = decoded.dir { entry.directory = try checkedDirectory(dir, key: "\"dir\"", fail: fail) }
         let named: [(DigestAlgorithm, String?)] = [(.sha256, decoded.sha256), (.sha512, decoded.sha512), (.sha1, decoded.sha1), (.md5, decoded.md5)]
         for (algorithm, hex) in named {
             guard let hex else { continue }

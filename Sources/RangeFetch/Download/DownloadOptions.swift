@@ -4,7 +4,7 @@ public struct DownloadOptions: Sendable {
     public enum Destination: Sendable, Equatable {
         /// Exactly this path.
         case file(String)
-        /// This directory, with the name the server suggests.
+        /// This directory, under the name ``DownloadOptions/nameSource`` gives.
         case directory(String)
         /// This process's standard output, in order (``streamWindowBytes``): no partial file,
         /// no journal, so no resume.
@@ -60,8 +60,11 @@ public struct DownloadOptions: Sendable {
     /// Smallest allowed ``minimumSegmentBytes``.
     public static let smallestSegmentBytes: Int64 = 16 * 1024
 
-    /// Where the file goes: by default the current directory, under the server's name.
+    /// Where the file goes: by default the current directory, under the URL's name.
     public var destination: Destination = .directory(".")
+    /// Where the name of a file saved into a directory comes from: by default the URL's last
+    /// segment; ``NameSource/server`` trusts `Content-Disposition` and redirects (made safe).
+    public var nameSource: NameSource = .givenURL
     /// Parallel connections (ranges in flight): adaptive by default.
     public var connections: ConnectionCount = .automatic
     /// Upper bound for ``ConnectionCount/automatic``.

@@ -168,7 +168,7 @@ final class DownloadSession {
 
     /// Probes, retrying transient failures (5xx, 408, 429, resets) with the retry policy.
     private func probe() throws(DownloadError) -> RemoteFile {
-        let prober = Prober(request: options.request, cancellation: cancellation, multi: multi)
+        let prober = Prober(request: options.request, cancellation: cancellation, multi: multi, names: options.nameSource)
         var retries = 0
         while true {
             do throws(DownloadError) {

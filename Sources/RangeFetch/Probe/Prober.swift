@@ -10,6 +10,8 @@ struct Prober {
     /// The probe runs through this handle, so the download's first request can reuse its
     /// connection.
     var multi: CurlMulti
+    /// Where ``RemoteFile/suggestedName`` comes from.
+    var names: NameSource = .givenURL
 
     func probe(_ url: String) throws(DownloadError) -> RemoteFile {
         let head = try exchange(url, method: .head)
@@ -67,9 +69,7 @@ struct Prober {
 
     private func remoteFile(url: String, finalURL: String, response: ResponseHead) -> RemoteFile {
         let encoded = response.hasContentEncoding
-        let name = response["content-disposition"].flatMap(FileName.fromContentDisposition)
-            ?? FileName.fromURLPath(URLParts(finalURL)?.path ?? "")
-            ?? FileName.fallback
+        let name = names.name(url: url, finalURL: finalURL, contentDisposition: response["content-disposition"])
         return RemoteFile(
             url: url,
             finalURL: finalURL,
@@ -77,7 +77,7 @@ struct Prober {
             acceptsRanges: !encoded && (response["accept-ranges"]?.lowercased().contains("bytes") ?? false),
             etag: response["etag"],
             lastModified: response["last-modified"],
-            suggestedName: FileName.sanitize(name),
+            suggestedName: name,
             advertisedDigests: AdvertisedDigestParser.parse(response),
             contentEncoding: response.contentEncoding
         )

@@ -12,7 +12,8 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     public var etag: String?
     /// `Last-Modified`, as sent.
     public var lastModified: String?
-    /// A safe file name for the download (Content-Disposition, else the URL path).
+    /// A safe file name for the download: the URL's last segment, or the server's when asked
+    /// (``DownloadOptions/nameSource``).
     public var suggestedName: String
     /// Digests the server advertised for the whole file (`Repr-Digest`, `Digest`, `Content-MD5`).
     public var advertisedDigests: [AdvertisedDigest]

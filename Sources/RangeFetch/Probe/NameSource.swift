@@ -1,0 +1,41 @@
+/// Where a download's local file name comes from when its destination is a directory.
+///
+/// By default the name is the URL's own, as `curl -O` and wget (since CVE-2010-2252) do: a
+/// server cannot choose which file lands in the directory. Whatever the source, the name is made
+/// safe by ``FileName/usable(_:from:)``; a name from a server never starts with a dot.
+///
+/// | source | `Content-Disposition` | redirect target's last segment | given URL's last segment |
+/// |---|---|---|---|
+/// | ``givenURL`` | ignored | ignored | used, else ``FileName/fallback`` |
+/// | ``server`` | first choice | second choice | third choice, else ``FileName/fallback`` |
+public enum NameSource: Sendable, Equatable {
+    /// The last path segment of the URL the user gave, percent-decoded.
+    case givenURL
+    /// The name the server offers: `Content-Disposition`'s file name, else the last path segment
+    /// of the URL the redirects ended at, else that of the given URL.
+    case server
+
+    /// The local name for a file requested as `url`, fetched from `finalURL` after redirects,
+    /// answered with `contentDisposition` (the header's value, if any).
+    public func name(url: String, finalURL: String, contentDisposition: String?) -> String {
+        let given = Self.lastSegment(of: url).flatMap { FileName.usable($0, from: .userURL) }
+        guard self == .server else { return given ?? FileName.fallback }
+        var offered = [contentDisposition.flatMap(FileName.fromContentDisposition)]
+        // Without a redirect (or one to the same name) the last segment is the user's own.
+        let redirected = Self.lastSegment(of: finalURL)
+        if redirected != Self.lastSegment(of: url) { offered.append(redirected) }
+        for case let name? in offered {
+            if let usable = FileName.usable(name, from: .server) { return usable }
+        }
+        return given ?? FileName.fallback
+    }
+
+    /// The name a download of `url` gets before any server is asked (``givenURL``'s).
+    public static func nameFromURL(_ url: String) -> String {
+        NameSource.givenURL.name(url: url, finalURL: url, contentDisposition: nil)
+    }
+
+    private static func lastSegment(of url: String) -> String? {
+        URLParts(url).flatMap { FileName.fromURLPath($0.path) }
+    }
+}
