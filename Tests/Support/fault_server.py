@@ -87,6 +87,8 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   shift=K             206 bodies carry the bytes from a+K while Content-Range claims a-b (a lying
                       server; bytes past the end of a /data resource continue the stream, past
                       the end of a file they are zeros).
+  zerosover=N         bodies longer than N bytes are zeros (headers unchanged): a mirror that answers
+                      small sample requests truly and sends zeros for real ranges.
   wrongrange=1        206 answers claim a different range than asked, with the bytes of the claim:
                       a+1..b+1 normally; a-1..b-1 when b is the last byte; a..b-1 for the whole
                       resource (a single-byte whole resource gets 416).
@@ -455,7 +457,7 @@ NUMBERS = {
     "trickleoffset": (int, 0, None), "tricklecount": (int, 0, None), "rate": (int, 1, None),
     "trickleevery": (int, 1, None), "stallevery": (int, 1, None), "stallafter": (int, 0, None),
     "stall": (float, 0, None), "stalloffset": (int, 0, None), "stallcount": (int, 0, None),
-    "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None), "changeevery": (int, 1, None),
+    "zerosover": (int, 0, None), "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None), "changeevery": (int, 1, None),
     "bigheader": (int, 0, 64 << 20), "manyheaders": (int, 0, 1 << 20), "headerwidth": (int, 1, 1 << 20),
     "signed": (float, 0, None), "sig": (float, 0, None), "signcount": (int, 0, None),
     "maxconcurrent": (int, 1, None),
@@ -1013,6 +1015,7 @@ class Handler(BaseHTTPRequestHandler):
         sent, position = 0, plan.body_start
         began = time.monotonic()
         counts_served = faults.has("changeafter") or faults.has("changeevery")
+        zeros = faults.has("zerosover") and plan.length > faults.number("zerosover")
         try:
             while sent < total:
                 step = min(WRITE_CHUNK, total - sent)
@@ -1034,6 +1037,8 @@ class Handler(BaseHTTPRequestHandler):
                     if ahead > 0:
                         time.sleep(ahead)
                 data = res.read(position, position + step)
+                if zeros:
+                    data = bytes(len(data))
                 if plan.chunked:
                     self.wfile.write(b"%x\r\n" % len(data) + bytes(data) + b"\r\n")
                 else:

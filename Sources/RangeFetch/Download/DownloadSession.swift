@@ -315,10 +315,16 @@ final class DownloadSession {
         // download: the hasher reads the bytes back, and from the page cache that is nearly free
         // (from the disk it cost 0.7 s per GiB here).
         if hasher == nil { file.enableDirectWrites() }
-        let engine = makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: file,
+        var engine = makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: file,
                                 checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
+        while true {
         do {
             try engine.run()
+            guard let refetch = try rangesToRefetch(engine, remote: remote, size: size, file: file, expected: expected) else { break }
+            // The journal must not claim the dropped mirror's ranges from here on.
+            try wrap { () throws(SystemCallError) in try checkpointer?.finish(refetch) }
+            engine = makeEngine(remote: remote, size: size, segments: refetch, mode: mode, file: file,
+                                checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
         } catch {
             if let checkpointer, error.code != .rangesNotHonoured {
                 try? checkpointer.finish(engine.segmentStates)
@@ -333,6 +339,7 @@ final class DownloadSession {
                 throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial)", remedy: .runAgainToResume)
             }
             throw error
+        }
         }
 
         // No checkpoint may land after this point: the journal is removed once the file is whole.
@@ -417,6 +424,31 @@ final class DownloadSession {
 
     // MARK: Mirrors
 
+    /// Mirrors whose bytes failed a spot check in this download: never used again in it.
+    private var distrusted: Set<String> = []
+    /// Whether the notice that mirror bytes are only spot-checked was given.
+    private var saidSpotChecksOnly = false
+
+    /// After a run that took bytes from mirrors with no digest to check them by: each mirror's
+    /// ranges are spot-checked against the main URL (``MirrorSpotCheck``). A mirror that fails
+    /// is dropped and named; returns the plan that fetches its ranges again, or `nil` when every
+    /// mirror agreed.
+    private func rangesToRefetch(_ engine: TransferEngine, remote: RemoteFile, size: Int64?, file: PartialFile,
+                                 expected: [(DigestValue, String)]) throws(DownloadError) -> [SegmentState]? {
+        guard expected.isEmpty, let size, !engine.mirrorExtents.isEmpty else { return nil }
+        let fetcher = SmallGet(request: options.request, cancellation: cancellation, multi: multi)
+        var refetch: [ByteRange] = []
+        for (mirror, extents) in engine.mirrorExtents.sorted(by: { $0.key < $1.key }) {
+            guard let bad = try MirrorSpotCheck.firstMismatch(extents: extents, file: file, referenceURL: remote.finalURL,
+                                                              fetcher: fetcher) else { continue }
+            distrusted.insert(mirror)
+            let bytes = extents.reduce(Int64(0)) { $0 + $1.count }
+            emit(.warning("mirror \(Redaction.url(mirror)) dropped: the bytes it sent at \(bad.httpRangeSpec) differ from the main URL's; its \(extents.count) range\(extents.count == 1 ? "" : "s") (\(ByteCount.format(bytes))) are fetched again"))
+            refetch += extents
+        }
+        return refetch.isEmpty ? nil : SegmentState.reopening(size: size, extents: refetch)
+    }
+
     /// The mirrors (``DownloadOptions/mirrors``) that serve the same file as `primary`: each is
     /// probed, must have the same size and serve ranges, and must send the same bytes as the
     /// main URL at a few sampled offsets (random ones and the last block) before any byte of it
@@ -439,7 +471,7 @@ final class DownloadSession {
         }
         let prober = Prober(request: options.request, cancellation: cancellation, multi: multi)
         var agreed: [RemoteFile] = []
-        for mirror in options.mirrors {
+        for mirror in options.mirrors where !distrusted.contains(mirror) {
             let name = Redaction.url(mirror)
             do {
                 let remote = try prober.probe(mirror)
@@ -467,6 +499,10 @@ final class DownloadSession {
             } catch {
                 emit(.warning("mirror \(name) left out: \(error.message)"))
             }
+        }
+        if !agreed.isEmpty, expectedDigests(primary).isEmpty, !saidSpotChecksOnly {
+            saidSpotChecksOnly = true
+            emit(.warning("no checksum to prove the mirrors' bytes: each range they send is spot-checked against the main URL, which catches a mirror sending other ranges but not one changing a few bytes"))
         }
         return agreed
     }

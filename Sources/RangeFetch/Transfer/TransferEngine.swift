@@ -219,6 +219,10 @@ final class TransferEngine {
         segments.map(\.state).sorted { $0.range.lower < $1.range.lower }
     }
 
+    /// The bytes each mirror delivered, by the mirror's URL (possibly a little more than was
+    /// kept: a failed request's last buffer is dropped): what ``MirrorSpotCheck`` checks.
+    private(set) var mirrorExtents: [String: [ByteRange]] = [:]
+
     /// Connections the scheduler allows now.
     var targetConnections: Int { scheduler.targetConnections }
 
@@ -703,6 +707,10 @@ final class TransferEngine {
     private func ended(_ transfer: SegmentTransfer) {
         let index = transfer.sourceIndex
         usage[index].active = max(0, usage[index].active - 1)
+        if index > 0, let requested = transfer.requested, transfer.bytesReceived > 0 {
+            mirrorExtents[remotes[index].url, default: []].append(
+                ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
+        }
         if let first = transfer.firstByteAt {
             usage[index].bytes += transfer.bytesReceived
             usage[index].seconds += max(0, MonotonicTime.now() - first)

@@ -1,0 +1,58 @@
+/// Checks the bytes mirrors delivered against the main URL, without a digest to go by.
+///
+/// Before any byte of a mirror is trusted it must agree with the main URL at sampled blocks
+/// (``DownloadSession``), but a mirror that knows those samples can answer them truly and send
+/// other bytes for the real ranges. So once the ranges are on disk, each range a mirror
+/// delivered is checked too: a slice at a random offset and of a random length inside it is
+/// fetched from the main URL and compared with the file. The mirror only ever saw ordinary range
+/// requests, so it cannot tell which of its bytes are checked. A mirror that fails is dropped and
+/// its ranges are fetched again.
+///
+/// A spot check finds a mirror that corrupts whole ranges, or large parts of them; one that
+/// changes a few bytes can slip through. Only a digest proves a mirror's bytes.
+///
+/// | a mirror's range    | bytes checked (random offset)          |
+/// |---------------------|----------------------------------------|
+/// | under 25.6 KB       | 256 (the whole range when smaller)      |
+/// | 25.6 KB – 6.4 MB    | 0.5–1% of it, drawn at random           |
+/// | over 6.4 MB         | 32–64 KiB                               |
+///
+/// So checks cost at most about 1% more bytes than the mirrors delivered.
+struct MirrorSpotCheck {
+    static let minimumSliceBytes: Int64 = 256
+    static let maximumSliceBytes: Int64 = 64 << 10
+    /// Checked bytes per delivered byte, at most.
+    static let fraction = 0.01
+
+    /// A slice to check inside `extent`: its length between half and all of
+    /// `fraction x extent` (clamped to ``minimumSliceBytes``...``maximumSliceBytes``), at a
+    /// random offset.
+    static func slice(of extent: ByteRange, using random: inout some RandomNumberGenerator) -> ByteRange {
+        let cap = min(maximumSliceBytes, max(minimumSliceBytes, Int64(Double(extent.count) * fraction)))
+        guard extent.count > cap else { return extent }
+        let length = cap <= minimumSliceBytes ? cap : Int64.random(in: (cap / 2)...cap, using: &random)
+        let start = extent.lower + Int64.random(in: 0...(extent.count - length), using: &random)
+        return ByteRange(start, start + length)
+    }
+
+    /// The first slice of `extents` whose bytes in `file` differ from the main URL's (each
+    /// fetched with `fetcher` from `referenceURL`); `nil` when all agree.
+    /// - Throws: when the main URL cannot be read: the check could not be made.
+    static func firstMismatch(extents: [ByteRange], file: PartialFile, referenceURL: String,
+                              fetcher: SmallGet) throws(DownloadError) -> ByteRange? {
+        var random = SystemRandomNumberGenerator()
+        for extent in extents where !extent.isEmpty {
+            let slice = slice(of: extent, using: &random)
+            let answer = try fetcher.fetch(referenceURL, range: slice)
+            guard answer.status == 206, answer.contentRange?.range == slice, answer.body.count == Int(slice.count) else {
+                throw DownloadError(.protocolViolation, "\(referenceURL): could not read bytes \(slice.httpRangeSpec) to check a mirror against (HTTP \(answer.status))")
+            }
+            var local = [UInt8](repeating: 0, count: Int(slice.count))
+            let read = try? local.withUnsafeMutableBytes { buffer throws(SystemCallError) in
+                try file.read(into: buffer, at: slice.lower)
+            }
+            if read != local.count || local != answer.body { return slice }
+        }
+        return nil
+    }
+}
