@@ -256,6 +256,7 @@ final class TransferEngine {
             if cancellation.isCancelled { throw .cancelled() }
             var now = MonotonicTime.now()
             if now >= nextDecision {
+                try giveUpSlowRequests(now: now)
                 decide(now: now)
                 nextDecision = now + configuration.decisionIntervalSeconds
             }
@@ -418,6 +419,36 @@ final class TransferEngine {
         let index = transfer.sourceIndex
         guard transfer.sawOtherETag, sources[index].etagsSeenToDisagree() else { return }
         report(.warning("\(sources[index].userURL): servers disagree on the ETag (\(remotes[index].etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
+    }
+
+    /// Aborts the requests below the ``LowSpeedRule``'s floor (keeping their bytes) and schedules
+    /// their ranges again, as tries without progress: a trickle is retried, then given up.
+    private func giveUpSlowRequests(now: Double) throws(DownloadError) {
+        let rule = configuration.request.lowSpeed
+        guard rule.isEnabled else { return }
+        let floor = rule.floorPerRequest(requests: active.count, maximumBytesPerSecond: configuration.request.maximumBytesPerSecond)
+        var slow: [(SegmentTransfer, Double)] = []
+        for transfer in active.values {
+            if transfer.isPaused {
+                transfer.lowSpeed.restart(now: now, bytes: transfer.bytesReceived)
+            } else if let speed = transfer.lowSpeed.check(now: now, bytes: transfer.bytesReceived, floor: floor,
+                                                   windowSeconds: rule.windowSeconds) {
+                slow.append((transfer, speed))
+            }
+        }
+        for (transfer, speed) in slow {
+            detach(transfer)
+            let error = DownloadError(.transport(curlCode: Int32(CURLE_OPERATION_TIMEDOUT.rawValue)),
+                                      Self.slowMessage(url: transfer.url, speed: speed, floor: floor, seconds: rule.windowSeconds))
+            try retry(transfer.segment, after: error, retryAfter: nil)
+        }
+    }
+
+    /// `URL: the server sent 2 B/s for 10 s, under the floor of 1 KiB/s`.
+    static func slowMessage(url: String, speed: Double, floor: Double, seconds: Double) -> String {
+        let rate = { (value: Double) in "\(ByteCount.format(Int64(value)))/s" }
+        let window = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+        return "\(Redaction.url(url)): the server sent \(rate(speed)) over \(window) s, below the lowest speed accepted (\(rate(floor)) per request)"
     }
 
     /// Adds the planned pieces that start below `limit`, keeping no more pieces waiting for a
