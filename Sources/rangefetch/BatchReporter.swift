@@ -67,7 +67,7 @@ final class BatchReporter: Sendable {
         if case .file(let index, .requestEnded(let end)) = event {
             guard verbose else { return }
             if style == .json { return handleJSON(event) }
-            let line = "\(label(index)): \(ProgressRenderer.requestLine(end))\n"
+            let line = TerminalText.escaped("\(label(index)): \(ProgressRenderer.requestLine(end))") + "\n"
             let clear = state.withLock { clearBlock(&$0) }
             return writeOut(clear + line, to: STDERR_FILENO)
         }
@@ -77,8 +77,9 @@ final class BatchReporter: Sendable {
         case .bar: handleBar(event)
         case .silent:
             switch event {
-            case .file(let index, .warning(let message)): writeOut("warning: \(label(index)): \(message)\n", to: STDERR_FILENO)
-            case .failed(_, let error): writeOut("rangefetch: error: \(error.cliMessage)\n", to: STDERR_FILENO)
+            case .file(let index, .warning(let message)):
+                writeOut(TerminalText.escaped("warning: \(label(index)): \(message)") + "\n", to: STDERR_FILENO)
+            case .failed(_, let error): writeOut("rangefetch: error: \(TerminalText.escaped(error.cliMessage))\n", to: STDERR_FILENO)
             default: break
             }
         }
@@ -100,7 +101,7 @@ final class BatchReporter: Sendable {
     func fail(_ error: DownloadError, status: Int32) {
         if style == .json { writeOut(ProgressRenderer.json(error: error, exitCode: status) + "\n", to: STDOUT_FILENO) }
         let clear = state.withLock { clearBlock(&$0) }
-        writeOut(clear + "rangefetch: error: \(error.cliMessage)\n", to: STDERR_FILENO)
+        writeOut(clear + "rangefetch: error: \(TerminalText.escaped(error.cliMessage))\n", to: STDERR_FILENO)
     }
 
     // MARK: JSON
@@ -140,7 +141,7 @@ final class BatchReporter: Sendable {
                 state.totals[index] = start.totalBytes
                 state.received[index] = start.resumedBytes
                 state.resumed[index] = start.resumedBytes
-                state.active[index] = FileState(name: Self.baseName(start.path))
+                state.active[index] = FileState(name: TerminalText.escaped(Self.baseName(start.path)))
                 redraw = true
             case .file(let index, .progress(let progress)):
                 state.active[index]?.progress = progress
@@ -163,7 +164,7 @@ final class BatchReporter: Sendable {
             }
             let now = MonotonicTime.now()
             state.rate.record(bytes: state.received.values.reduce(0, +) - state.resumed.values.reduce(0, +), at: now)
-            if let note { output += clearBlock(&state) + note + "\n" }
+            if let note { output += clearBlock(&state) + TerminalText.escaped(note) + "\n" }
             if note != nil || redraw || now - state.lastDraw >= Self.redrawSeconds {
                 output += draw(&state, now: now)
             }

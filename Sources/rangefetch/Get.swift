@@ -306,6 +306,12 @@ struct NetworkOptions: ParsableArguments {
     @Option(name: [.customLong("max-speed"), .customLong("limit-rate")], help: ArgumentHelp("Cap the total download speed (bytes/s, K/M/G suffixes); --limit-rate is the same (curl's and wget's name). Example: --max-speed 10M", valueName: "rate"))
     var maxSpeed: String?
 
+    @Option(name: .customLong("speed-limit"), help: ArgumentHelp("The lowest speed accepted (bytes/s, K/M suffixes; 0: none): a request that delivers less over a whole --speed-time window is aborted and retried on a fresh connection, and the download fails once its tries are spent. Requests running at once share it (16 connections: 1/16 each), and with --max-speed it is at most a quarter of that cap. Default 1K (curl's name; curl has none by default). Example: --speed-limit 10K", valueName: "rate"))
+    var speedLimit: String?
+
+    @Option(name: .customLong("speed-time"), help: ArgumentHelp("Seconds over which --speed-limit is measured, from each request's start (default 30; a silent connection is given up after 30 s regardless). Example: --speed-time 60", valueName: "seconds"))
+    var speedTime: Double = 30
+
     @Option(name: .customLong("proxy"), help: ArgumentHelp("Send every request through this proxy (http://, https://, socks5h://), instead of what http_proxy, https_proxy and all_proxy say; --proxy '' uses none. Example: --proxy http://proxy.lan:3128", valueName: "url"))
     var proxy: String?
 
@@ -348,6 +354,10 @@ struct NetworkOptions: ParsableArguments {
                 throw ValidationError("--max-speed must be a rate of at least 1K, like 10M (got '\(maxSpeed)')")
             }
         }
+        if let speedLimit, ByteCount.parse(speedLimit) == nil {
+            throw ValidationError("--speed-limit must be a rate like 1K or 0 for none (got '\(speedLimit)')")
+        }
+        guard speedTime >= 1 && speedTime <= 3600 else { throw ValidationError("--speed-time must be between 1 and 3600 seconds") }
         if ipv4 && ipv6 { throw ValidationError("use either -4 or -6, not both") }
         for entry in resolve where entry.split(separator: ":", omittingEmptySubsequences: false).count < 3 {
             throw ValidationError("--resolve takes HOST:PORT:ADDRESS (got '\(entry)')")
@@ -382,6 +392,7 @@ struct NetworkOptions: ParsableArguments {
         options.request.ipVersion = ipv4 ? .v4 : ipv6 ? .v6 : .any
         options.request.maximumBytesPerSecond = maxSpeed.flatMap(ByteCount.parse)
         options.request.connectTimeoutSeconds = connectTimeout
+        options.request.lowSpeed = LowSpeedRule(bytesPerSecond: speedLimit.flatMap(ByteCount.parse) ?? 1024, windowSeconds: speedTime)
         options.retry = RetryPolicy(maximumTries: maxTries, baseDelaySeconds: retryWait)
     }
 }

@@ -68,7 +68,7 @@ final class Reporter: Sendable {
     /// `--print-digest`: a `sha256sum` line, or with `--json` a `digest` event (the stream
     /// stays JSON lines, and `finish` stays last).
     func printDigest(_ digest: DigestValue, path: String) {
-        printLine(style == .json ? ProgressRenderer.json(digest: digest, path: path) : "\(digest.hex)  \(path == "standard output" ? "-" : path)")
+        printLine(style == .json ? ProgressRenderer.json(digest: digest, path: path) : "\(digest.hex)  \(path == "standard output" ? "-" : TerminalText.escaped(path))")
     }
 
     func finish(_ summary: DownloadSummary) {
@@ -91,12 +91,13 @@ final class Reporter: Sendable {
     func fail(_ error: DownloadError, status: Int32) {
         clearBar()
         if style == .json { printLine(ProgressRenderer.json(error: error, exitCode: status)) }
-        writeError("rangefetch: error: \(error.cliMessage)\n")
+        writeError("rangefetch: error: \(TerminalText.escaped(error.cliMessage))\n")
     }
 
+    /// One line on stderr; server text in it (ETags, keys, names) is escaped, not obeyed.
     private func note(_ text: String) {
         clearBar()
-        writeError(text + "\n")
+        writeError(TerminalText.escaped(text) + "\n")
     }
 
     /// Redraws the bar in place; with the padding that blanks a longer previous line, it stays

@@ -139,6 +139,8 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   bigheader=N         add one header line "X-Big: " + N bytes of "a" to content answers.
   manyheaders=N       add N header lines "X-Filler-<i>: <value>" to content answers ...
   headerwidth=W       ... each value W bytes wide (default 8).
+  contentrange=TEXT   206 answers carry "Content-Range: TEXT" (as decoded from the query, unescaped:
+                      control characters such as ESC pass through) instead of the true one.
   disposition=NAME    Content-Disposition: attachment; filename="NAME" (NAME as decoded from the
                       query, unescaped, so ../ tricks pass through).
   reprdigest=good|bad Repr-Digest: sha-256=:<base64>: of the whole representation (bad: of
@@ -469,7 +471,7 @@ CHOICES = {
 }
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
     "auth", "redirecthost", "nohead", "retryafter", "wrongrange", "chunked", "norange",
-    "noaccept", "encoding", "forceencoding", "disposition", "realgzip", "contentlength",
+    "noaccept", "encoding", "forceencoding", "disposition", "contentrange", "realgzip", "contentlength",
     "etagbyconn", "rejectauth", "authb64",
 }
 
@@ -815,7 +817,9 @@ class Handler(BaseHTTPRequestHandler):
             length = plan.length + (plan.overlong if plan.announce_overlong else 0)
             self.send_header("Content-Length", str(length))
         self.accept_ranges_header(faults)
-        if plan.claim is not None:
+        if plan.claim is not None and faults.has("contentrange"):
+            self.send_header("Content-Range", faults.text("contentrange"))
+        elif plan.claim is not None:
             self.send_header("Content-Range", f"bytes {plan.claim[0]}-{plan.claim[1]}/{res.size}")
         self.validator_headers(res)
         self.send_header("Content-Type", "application/octet-stream")

@@ -270,7 +270,8 @@ final class DownloadSession {
         }
         var verified: [DigestValue] = []
         if !expected.isEmpty {
-            let actual = try FileDigester.digests(ofFileAt: paths.final, algorithms: expected.map(\.0.algorithm))
+            let actual = try FileDigester.digests(ofFileAt: paths.final, algorithms: expected.map(\.0.algorithm),
+                                                      cancellation: cancellation)
             try DigestCheck.compare(expected: expected, actual: actual, path: paths.final)
             verified = actual
         }
@@ -305,7 +306,8 @@ final class DownloadSession {
             try wrap { () throws(SystemCallError) in try file.preallocate(size: size) }
         }
         let checkpointer = try startJournal(store: store, remote: remote, size: size, segments: segments, file: file)
-        let hasher = expected.isEmpty ? nil : PrefixHasher(file: file, algorithms: expected.map(\.0.algorithm))
+        let hasher = expected.isEmpty ? nil : PrefixHasher(file: file, algorithms: expected.map(\.0.algorithm),
+                                                                 cancellation: cancellation)
         emit(.started(DownloadStart(path: paths.final, totalBytes: size, resumedBytes: resumed,
                                     segments: segments.filter { !$0.isComplete }.count,
                                     connections: mode == .ranged ? options.connectionLimit : 1, segmented: mode == .ranged,
@@ -354,6 +356,10 @@ final class DownloadSession {
         var verificationSeconds: Double?
         if let hasher {
             let actual = try wrap { () throws(SystemCallError) in try hasher.finish(size: finalSize) }
+            if cancellation.isCancelled {
+                // The digest covers a prefix only: never compared, the bytes are kept for a rerun.
+                throw DownloadError(.cancelled, "interrupted while checking the digest; the downloaded bytes are saved in \(paths.partial)", remedy: .runAgainToResume)
+            }
             do {
                 try DigestCheck.compare(expected: expected, actual: actual, path: paths.final)
             } catch {
@@ -380,11 +386,12 @@ final class DownloadSession {
     /// checkpoints and messages.
     /// - Parameters:
     ///   - startLimit: a stream's reorder window (see ``EngineConfiguration/startLimit``).
+    ///   - laterPieces: a stream's pieces, planned as the window reaches them.
     ///   - follow: told how long the written prefix `[0, n)` has grown (a digest or a stream
     ///     follows it).
     private func makeEngine(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
                             file: PartialFile, checkpointer: Checkpointer?, startLimit: (@Sendable () -> Int64)? = nil,
-                            follow: @escaping @Sendable (Int64) -> Void) -> TransferEngine {
+                            laterPieces: StreamPlan? = nil, follow: @escaping @Sendable (Int64) -> Void) -> TransferEngine {
         let policy: ConnectionPolicy = switch options.connections {
         case .automatic: .adaptive(maximum: options.maximumConnections)
         case .fixed(let count): .fixed(count)
@@ -398,6 +405,7 @@ final class DownloadSession {
             lease: lease(host: URLParts(remote.finalURL)?.origin),
             bufferPool: sharing?.buffers)
         configuration.startLimit = startLimit
+        configuration.laterPieces = laterPieces
         configuration.maximumConnectionsPerSource = options.maximumConnectionsPerHost
         if mode == .ranged { configuration.mirrors = agreeingMirrors(remote) }
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
@@ -555,22 +563,23 @@ final class DownloadSession {
         }
         let ranged = remote.isSegmentable && remote.size != nil
         let size = remote.size
-        let segments: [SegmentState]
+        // Pieces are planned as the window reaches them: a claimed size costs nothing up front.
+        var segments: [SegmentState] = []
+        var plan: StreamPlan?
         if ranged, let size {
-            let piece = Self.streamPieceBytes(window: options.streamWindowBytes, connections: options.connectionLimit)
-            segments = stride(from: Int64(0), to: size, by: Int(piece)).map { (lower: Int64) -> SegmentState in
-                SegmentState(range: ByteRange(lower, min(lower + piece, size)))
-            }
+            plan = StreamPlan(size: size, pieceBytes: Self.streamPieceBytes(window: options.streamWindowBytes,
+                                                                           connections: options.connectionLimit))
         } else {
             segments = [SegmentState(range: ByteRange(0, size ?? Int64.max))]
         }
         let mode: EngineConfiguration.Mode = ranged ? .ranged : .singleStream
-        emit(.started(DownloadStart(path: target.name, totalBytes: size, resumedBytes: 0, segments: segments.count,
+        let pieceCount = plan.map { Int(clamping: $0.pieceCount) } ?? 1
+        emit(.started(DownloadStart(path: target.name, totalBytes: size, resumedBytes: 0, segments: pieceCount,
                                     connections: ranged ? options.connectionLimit : 1, segmented: ranged,
                                     adaptive: ranged && options.connections == .automatic)))
         let window: @Sendable () -> Int64 = { stream.startLimit }
         let engine = makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: spool, checkpointer: nil,
-                                startLimit: ranged ? window : nil, follow: { stream.advance(to: $0) })
+                                startLimit: ranged ? window : nil, laterPieces: plan, follow: { stream.advance(to: $0) })
         do throws(DownloadError) {
             try engine.run()
         } catch {

@@ -55,7 +55,8 @@ public struct Downloader: Sendable {
     public static func verify(fileAt path: String, expected: [DigestValue]) async throws(DownloadError) -> [DigestValue] {
         let cancellation = CancellationFlag()
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [DigestValue] in
-            let actual = try FileDigester.digests(ofFileAt: path, algorithms: expected.map(\.algorithm))
+            let actual = try FileDigester.digests(ofFileAt: path, algorithms: expected.map(\.algorithm),
+                                                  cancellation: cancellation)
             try DigestCheck.compare(expected: expected.map { ($0, "the checksum given") }, actual: actual, path: path)
             return actual
         }
@@ -63,8 +64,9 @@ public struct Downloader: Sendable {
 
     /// Digests of a file on disk.
     public static func digests(ofFileAt path: String, algorithms: [DigestAlgorithm]) async throws(DownloadError) -> [DigestValue] {
-        try await BlockingWork.run(cancellation: CancellationFlag()) { () throws(DownloadError) -> [DigestValue] in
-            try FileDigester.digests(ofFileAt: path, algorithms: algorithms)
+        let cancellation = CancellationFlag()
+        return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [DigestValue] in
+            try FileDigester.digests(ofFileAt: path, algorithms: algorithms, cancellation: cancellation)
         }
     }
 }

@@ -71,8 +71,8 @@ public enum BatchRenderer {
                 result.path == nil ? "-" : ByteCount.format(result.bytes),
                 result.status == .notStarted ? "-" : formatDecimal(result.elapsedSeconds, places: 2) + " s",
                 moved && result.transferredBytes > 0 ? ByteCount.format(Int64(result.bytesPerSecond)) + "/s" : "-",
-                result.path ?? result.url))
-            if result.status == .failed, let error = result.error { lines.append("     error: \(error.message)") }
+                TerminalText.escaped(result.path ?? result.url)))
+            if result.status == .failed, let error = result.error { lines.append("     error: \(TerminalText.escaped(error.message))") }
         }
         let speed = summary.elapsedSeconds > 0 ? Double(summary.transferredBytes) / summary.elapsedSeconds : 0
         var counts = ["\(summary.count(.downloaded)) downloaded"]

@@ -31,6 +31,8 @@ public struct RequestOptions: Sendable, Equatable {
     public var stallTimeoutSeconds: Int = 30
     /// See ``stallTimeoutSeconds``.
     public var stallBytesPerSecond: Int = 1
+    /// A request that still delivers, but below this floor, is given up and retried (see the rule's table).
+    public var lowSpeed = LowSpeedRule()
     /// Cap on the whole download's speed in bytes per second, shared across connections; `nil`: none.
     /// Enforced by the engine's own token bucket (libcurl 7.88 ignores `CURLOPT_MAX_RECV_SPEED_LARGE`
     /// on requests that carry `CURLOPT_RANGE`, measured here).

@@ -29,6 +29,8 @@ final class SegmentTransfer {
     /// Bytes delivered by this request so far (for speed estimates and progress resets).
     private(set) var bytesReceived: Int64 = 0
     let startedAt: Double
+    /// Its record against the download's ``LowSpeedRule``.
+    var lowSpeed: LowSpeedWindow
     /// When the first body byte arrived (monotonic seconds), if it has.
     private(set) var firstByteAt: Double?
     /// Unique per request, for the scheduler's speed records.
@@ -52,6 +54,7 @@ final class SegmentTransfer {
          remote: RemoteFile, now: Double) {
         self.id = id
         self.url = url
+        lowSpeed = LowSpeedWindow(now: now)
         self.segment = segment
         self.requested = requested
         self.writer = writer

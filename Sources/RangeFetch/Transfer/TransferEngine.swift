@@ -86,6 +86,9 @@ struct EngineConfiguration: Sendable {
     /// Offsets at or beyond which no segment starts yet (a stream's reorder window), asked at
     /// every decision; `nil`: no limit. With a limit the engine also reports ``EngineEvent/written(_:)``.
     var startLimit: (@Sendable () -> Int64)?
+    /// Pieces not yet among ``segments``, added as ``startLimit`` reaches them (a stream's: a
+    /// claimed size then costs nothing before its bytes arrive). `nil`: `segments` is the plan.
+    var laterPieces: StreamPlan?
     /// Other sources of the same file, probed and checked to agree with ``remote``.
     var mirrors: [RemoteFile] = []
     /// Connections to one source at once.
@@ -140,6 +143,8 @@ final class TransferEngine {
     private let pool: BufferPool
     private var scheduler: TransferScheduler
     private var segments: [EngineSegment]
+    /// Pieces still to be added to ``segments`` (``EngineConfiguration/laterPieces``).
+    private var laterPieces: StreamPlan?
     private var segmentsByID: [Int: EngineSegment] = [:]
     private var nextSegmentID: Int
     private var nextTransferID = 0
@@ -183,6 +188,7 @@ final class TransferEngine {
         segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
         for segment in segments { segmentsByID[segment.id] = segment }
         nextSegmentID = segments.count
+        laterPieces = configuration.laterPieces
         // A shared pool keeps a batch's memory at what its connections use at once, not at the
         // sum of what each file's own pool once needed.
         if let shared = configuration.bufferPool, shared.flushBytes == configuration.writeBufferBytes {
@@ -254,6 +260,7 @@ final class TransferEngine {
             if cancellation.isCancelled { throw .cancelled() }
             var now = MonotonicTime.now()
             if now >= nextDecision {
+                try giveUpSlowRequests(now: now)
                 decide(now: now)
                 nextDecision = now + configuration.decisionIntervalSeconds
             }
@@ -273,7 +280,7 @@ final class TransferEngine {
                 decide(now: now)
                 nextDecision = now + configuration.decisionIntervalSeconds
             }
-            if active.isEmpty && segments.allSatisfy(\.isComplete) {
+            if active.isEmpty && segments.allSatisfy(\.isComplete) && laterPieces?.isExhausted != false {
                 report(.progress(progress()))
                 return
             }
@@ -378,6 +385,8 @@ final class TransferEngine {
     private func decide(now: Double) {
         reportPushback()
         noteAnswers()
+        let limit = configuration.startLimit?() ?? .max
+        addLaterPieces(below: limit)
         var view: [SchedulerSegment] = []
         view.reserveCapacity(segments.count)
         for segment in segments where !segment.isComplete {
@@ -388,7 +397,6 @@ final class TransferEngine {
                                          readyAt: segment.readyAt))
         }
         var denied = 0
-        let limit = configuration.startLimit?() ?? .max
         for action in scheduler.decide(now: now, segments: view, receivedBytes: receivedBytes, startLimit: limit) {
             switch action {
             case .start(let id):
@@ -415,6 +423,51 @@ final class TransferEngine {
         let index = transfer.sourceIndex
         guard transfer.sawOtherETag, sources[index].etagsSeenToDisagree() else { return }
         report(.warning("\(sources[index].userURL): servers disagree on the ETag (\(remotes[index].etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
+    }
+
+    /// Aborts the requests below the ``LowSpeedRule``'s floor (keeping their bytes) and schedules
+    /// their ranges again, as tries without progress: a trickle is retried, then given up.
+    private func giveUpSlowRequests(now: Double) throws(DownloadError) {
+        let rule = configuration.request.lowSpeed
+        guard rule.isEnabled else { return }
+        let floor = rule.floorPerRequest(requests: active.count, maximumBytesPerSecond: configuration.request.maximumBytesPerSecond)
+        var slow: [(SegmentTransfer, Double)] = []
+        for transfer in active.values {
+            if transfer.isPaused {
+                transfer.lowSpeed.restart(now: now, bytes: transfer.bytesReceived)
+            } else if let speed = transfer.lowSpeed.check(now: now, bytes: transfer.bytesReceived, floor: floor,
+                                                   windowSeconds: rule.windowSeconds) {
+                slow.append((transfer, speed))
+            }
+        }
+        for (transfer, speed) in slow {
+            detach(transfer)
+            let error = DownloadError(.transport(curlCode: Int32(CURLE_OPERATION_TIMEDOUT.rawValue)),
+                                      Self.slowMessage(url: transfer.url, speed: speed, floor: floor, seconds: rule.windowSeconds))
+            try retry(transfer.segment, after: error, retryAfter: nil)
+        }
+    }
+
+    /// `URL: the server sent 2 B/s for 10 s, under the floor of 1 KiB/s`.
+    static func slowMessage(url: String, speed: Double, floor: Double, seconds: Double) -> String {
+        let rate = { (value: Double) in "\(ByteCount.format(Int64(value)))/s" }
+        let window = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+        return "\(Redaction.url(url)): the server sent \(rate(speed)) over \(window) s, below the lowest speed accepted (\(rate(floor)) per request)"
+    }
+
+    /// Adds the planned pieces that start below `limit`, keeping no more pieces waiting for a
+    /// connection than connections may run: enough for every connection, never the whole plan.
+    private func addLaterPieces(below limit: Int64) {
+        guard laterPieces != nil else { return }
+        let waiting = segments.reduce(0) { $0 + ($1.transfer == nil && !$1.isComplete ? 1 : 0) }
+        let room = configuration.connections.maximum - waiting
+        guard room > 0, let pieces = laterPieces?.pieces(below: limit, atMost: room) else { return }
+        for range in pieces {
+            let segment = EngineSegment(id: nextSegmentID, state: SegmentState(range: range))
+            nextSegmentID += 1
+            segments.append(segment)
+            segmentsByID[segment.id] = segment
+        }
     }
 
     private func segment(_ id: Int) -> EngineSegment? {

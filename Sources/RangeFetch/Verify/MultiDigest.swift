@@ -27,7 +27,9 @@ enum FileDigester {
     static let readBytes = 1 << 20
 
     /// The digests of the file at `path`, one per algorithm, in one pass.
-    static func digests(ofFileAt path: String, algorithms: [DigestAlgorithm]) throws(DownloadError) -> [DigestValue] {
+    /// - Throws: `.cancelled` within one read of `cancellation` being set.
+    static func digests(ofFileAt path: String, algorithms: [DigestAlgorithm],
+                        cancellation: CancellationFlag? = nil) throws(DownloadError) -> [DigestValue] {
         switch FileSystem.kind(of: path) {
         case .regular: break
         case .missing: throw DownloadError(.fileSystem(errno: ENOENT), "\(path): no such file")
@@ -41,21 +43,24 @@ enum FileDigester {
         }
         let digest = MultiDigest(algorithms)
         do {
-            _ = try hash(file, from: 0, to: nil, into: digest)
+            _ = try hash(file, from: 0, to: nil, into: digest, cancellation: cancellation)
         } catch {
             throw error.downloadError
         }
+        if cancellation?.isCancelled == true { throw .cancelled() }
         return digest.finalize()
     }
 
     /// Feeds bytes `[from, to)` of `file` (to end of file when `to` is nil) into `digest`;
-    /// returns the offset reached.
+    /// returns the offset reached, short of `to` when `cancellation` was set (checked before
+    /// every read, so a large file stops within one read).
     static func hash(_ file: PartialFile, from start: Int64, to end: Int64?, into digest: MultiDigest,
-                     buffer existing: UnsafeMutableRawBufferPointer? = nil) throws(SystemCallError) -> Int64 {
+                     buffer existing: UnsafeMutableRawBufferPointer? = nil,
+                     cancellation: CancellationFlag? = nil) throws(SystemCallError) -> Int64 {
         let buffer = existing ?? UnsafeMutableRawBufferPointer.allocate(byteCount: readBytes, alignment: 4096)
         defer { if existing == nil { buffer.deallocate() } }
         var offset = start
-        while end.map({ offset < $0 }) ?? true {
+        while end.map({ offset < $0 }) ?? true, cancellation?.isCancelled != true {
             let want = min(buffer.count, Int(min(end.map { $0 - offset } ?? Int64(buffer.count), Int64(buffer.count))))
             let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
             if count == 0 { break }

@@ -19,8 +19,13 @@ final class PrefixHasher: @unchecked Sendable {
         var failure: SystemCallError?
     }
 
-    init(file: PartialFile, algorithms: [DigestAlgorithm]) {
+    /// Set: hashing stops within one read (``finish(size:)`` then returns digests of a prefix,
+    /// which the caller must not compare).
+    private let cancellation: CancellationFlag?
+
+    init(file: PartialFile, algorithms: [DigestAlgorithm], cancellation: CancellationFlag? = nil) {
         self.file = file
+        self.cancellation = cancellation
         self.buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileDigester.readBytes, alignment: 4096)
         self.state = Mutex(State(digest: MultiDigest(algorithms)))
     }
@@ -46,7 +51,8 @@ final class PrefixHasher: @unchecked Sendable {
             if let failure = state.failure { throw failure }
             guard let digest = state.digest else { return [] }
             if state.hashed < size {
-                state.hashed = try FileDigester.hash(file, from: state.hashed, to: size, into: digest, buffer: buffer)
+                state.hashed = try FileDigester.hash(file, from: state.hashed, to: size, into: digest, buffer: buffer,
+                                                        cancellation: cancellation)
             }
             state.digest = nil
             return digest.finalize()
@@ -67,7 +73,8 @@ final class PrefixHasher: @unchecked Sendable {
             }
             guard let digest else { return }
             do {
-                let reached = try FileDigester.hash(file, from: from, to: to, into: digest, buffer: buffer)
+                let reached = try FileDigester.hash(file, from: from, to: to, into: digest, buffer: buffer,
+                                                   cancellation: cancellation)
                 state.withLock { $0.hashed = reached }
                 if reached < to { state.withLock { $0.scheduled = false }; return }
             } catch {

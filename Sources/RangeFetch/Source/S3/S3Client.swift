@@ -27,13 +27,14 @@ struct S3Client {
     func list(bucket: String, prefix: String) throws(DownloadError) -> [Object] {
         var objects: [Object] = []
         var token: String?
+        var pager = ListingPager(what: "s3://\(bucket)/\(prefix)")
         repeat {
             let url = configuration.listURL(bucket: bucket, prefix: prefix, continuationToken: token)
             let (status, body) = try get(url)
             guard status == 200 else { throw Self.error(status: status, body: body, what: "listing s3://\(bucket)/\(prefix)") }
             let page = try Self.parseListing(body, what: "s3://\(bucket)/\(prefix)")
             objects += page.objects
-            token = page.nextToken
+            token = try pager.next(page.nextToken)
         } while token != nil
         return objects
     }
@@ -52,9 +53,14 @@ struct S3Client {
             throw DownloadError(.protocolViolation, "\(what): the listing is not a ListBucketResult")
         }
         var objects: [Object] = []
+        // Asked for with encoding-type=url; a server that ignores it sends keys as they are.
+        let urlEncoded = result["EncodingType"]?.text == "url"
         for entry in result.all("Contents") {
-            guard let key = entry["Key"]?.text, let size = entry["Size"].flatMap({ Int64($0.text) }) else {
+            guard let raw = entry["Key"]?.text, let size = entry["Size"].flatMap({ Int64($0.text) }) else {
                 throw DownloadError(.protocolViolation, "\(what): a listed object has no Key or Size")
+            }
+            guard let key = urlEncoded ? ListingKeyDecoding.decode(raw) : raw else {
+                throw DownloadError(.protocolViolation, "\(what): a listed key is not valid URL encoding (\(raw))")
             }
             let etag = entry["ETag"]?.text.replacingQuotes
             objects.append(Object(key: key, size: size, etag: etag))

@@ -63,7 +63,9 @@ public struct S3Configuration: Sendable, Equatable {
 
     /// The ListObjectsV2 request for one page of `prefix`.
     public func listURL(bucket: String, prefix: String, continuationToken: String?) -> String {
-        var query = "list-type=2&prefix=" + SigV4Signer.encode(prefix)
+        // encoding-type=url: a key with a control character would otherwise make the whole
+        // page malformed XML (ListingKeyDecoding reads the keys back).
+        var query = "encoding-type=url&list-type=2&prefix=" + SigV4Signer.encode(prefix)
         if let continuationToken { query += "&continuation-token=" + SigV4Signer.encode(continuationToken) }
         let base = endpoint.map { "\($0)/\(bucket)" } ?? "https://\(bucket).s3.\(region).amazonaws.com"
         return base + "/?" + query

@@ -1,0 +1,62 @@
+import Testing
+@testable import RangeFetch
+
+/// Listings: a repeated continuation token ends the listing; url-encoded keys are decoded.
+struct S3ListingPagingTests {
+    @Test(arguments: [
+        ([String?](), String?.none, false),
+        ([], "a", false),
+        (["a"], "b", false),
+        (["a", "b"], "a", true),
+        (["a"], "a", true),
+    ])
+    func aTokenAlreadyFollowedIsAnError(before: [String?], next: String?, fails: Bool) throws {
+        var pager = ListingPager(what: "s3://b/p/")
+        for token in before { _ = try pager.next(token) }
+        do {
+            let token = try pager.next(next)
+            #expect(!fails)
+            #expect(token == next)
+        } catch {
+            #expect(fails)
+            #expect(error.code == .protocolViolation)
+            #expect(error.message.contains("s3://b/p/") && error.message.contains("same continuation token twice"), "\(error.message)")
+        }
+    }
+
+    @Test(arguments: [
+        ("plain/key.bin", "plain/key.bin"),
+        ("a+b%20c", "a b c"),
+        ("ctl%01key%1B", "ctl\u{1}key\u{1B}"),
+        ("dots/../x", "dots/../x"),
+        ("%E6%97%A5%2B", "日+"),
+        ("%4", nil),
+        ("%zz", nil),
+        ("%FF", nil),
+    ])
+    func urlEncodedKeysDecodeAsBotocoreReadsThem(encoded: String, decoded: String?) {
+        #expect(ListingKeyDecoding.decode(encoded) == decoded)
+    }
+
+    @Test func aPageWithEncodingTypeURLGivesDecodedKeys() throws {
+        let page = """
+        <ListBucketResult><EncodingType>url</EncodingType><Prefix>p%2F</Prefix><IsTruncated>false</IsTruncated>
+        <Contents><Key>p/bell%07.bin</Key><Size>3</Size></Contents>
+        <Contents><Key>p/a+b.bin</Key><Size>1</Size></Contents></ListBucketResult>
+        """
+        let (objects, _) = try S3Client.parseListing(Array(page.utf8), what: "s3://b/p/")
+        #expect(objects.map(\.key) == ["p/bell\u{7}.bin", "p/a b.bin"])
+    }
+
+    @Test func aPageWithoutEncodingTypeKeepsKeysAsSent() throws {
+        let page = "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>p/a+b%20.bin</Key><Size>1</Size></Contents></ListBucketResult>"
+        let (objects, _) = try S3Client.parseListing(Array(page.utf8), what: "s3://b/p/")
+        #expect(objects.map(\.key) == ["p/a+b%20.bin"])
+    }
+
+    @Test func theListingAsksForURLEncodedKeys() {
+        let url = S3Configuration(signer: nil, region: "us-east-1", endpoint: "http://127.0.0.1:1")
+            .listURL(bucket: "b", prefix: "p/", continuationToken: nil)
+        #expect(url.contains("encoding-type=url"), "\(url)")
+    }
+}
