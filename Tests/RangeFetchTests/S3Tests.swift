@@ -59,6 +59,26 @@ final class S3Tests {
         try expectObject(out.file("p.bin"), key: "big/multi.bin", size: 12_000_000)
     }
 
+    /// Keys a filesystem would not take as they are: a control character (listed with
+    /// `encoding-type=url`, or the XML would be unreadable) and `.`/`..` segments (requested as
+    /// the exact path signed, not one libcurl squashed); saved under safe local names inside -d.
+    @Test func keysWithControlCharactersAndDotSegmentsAreFetchedExactly() throws {
+        let server = try S3Server(objects: ["weird/ctl\u{1}x.bin=3000", "weird/a/../dot.bin=4000", "weird/./here.bin=5000",
+                                            "dot.bin=6000"], state: out)
+        defer { server.stop() }
+        let single = try runCLI(["s3://models/weird/a/../dot.bin", "-o", out.file("single.bin")], environment: server.environment)
+        #expect(single.status == 0, "\(single.stderr)")
+        try expectObject(out.file("single.bin"), key: "weird/a/../dot.bin", size: 4000)
+        let batch = try runCLI(["s3://models/weird/", "-d", out.file("w")], environment: server.environment)
+        #expect(batch.status == 0, "\(batch.stderr)")
+        try expectObject(out.file("w/a/dot.bin"), key: "weird/a/../dot.bin", size: 4000)
+        try expectObject(out.file("w/here.bin"), key: "weird/./here.bin", size: 5000)
+        let names = try FileManager.default.subpathsOfDirectory(atPath: out.file("w"))
+        #expect(!FileManager.default.fileExists(atPath: out.file("dot.bin")), "nothing outside -d")
+        #expect(names.contains { $0.hasPrefix("ctl") }, "\(names)")
+        #expect(!names.contains { $0.unicodeScalars.contains { $0.value < 0x20 } }, "a control character in a local name: \(names)")
+    }
+
     /// Killed midway, the download resumes later, signing its new requests afresh; the journal
     /// names the s3:// URL and holds no secret.
     @Test func aKilledDownloadResumesFromAJournalNamingTheS3URL() throws {

@@ -97,6 +97,9 @@ public struct RequestOptions: Sendable, Equatable {
         // A signed request is never followed: its signature and token would go along to wherever
         // the store points (an answer naming another region comes back as a 3xx to report).
         easy.set(CURLOPT_FOLLOWLOCATION, s3Signer == nil)
+        // An S3 key may hold `.` and `..` segments, which libcurl would squash: the path sent
+        // must be the path signed, the object's own.
+        if s3Signer != nil { easy.set(CURLOPT_PATH_AS_IS, true) }
         easy.set(CURLOPT_MAXREDIRS, maximumRedirects)
         // Only plain HTTP(S), also after redirects.
         easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
