@@ -93,8 +93,10 @@ extension Downloader {
         }
         return objects.compactMap { object -> BatchEntry? in
             guard !object.key.hasSuffix("/") else { return nil }
+            // Keys are the store's names: each folder and file name made safe (no control
+            // characters, dot names, `..`), as a server's file name is.
             let relative = object.key.dropFirst(location.key.count).split(separator: "/")
-                .filter { $0 != "." && $0 != ".." }.joined(separator: "/")
+                .compactMap { FileName.usable(String($0), from: .server) }.joined(separator: "/")
             guard !relative.isEmpty else { return nil }
             let md5 = object.md5.flatMap { DigestValue(algorithm: .md5, hex: $0) }
             return BatchEntry(url: S3Location(bucket: location.bucket, key: object.key).url, output: relative,

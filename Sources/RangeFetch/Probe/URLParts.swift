@@ -25,7 +25,8 @@ public struct URLParts: Sendable, Equatable {
     public init?(_ text: String) {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
-        guard curl_url_set(handle, CURLUPART_URL, text, 0) == CURLUE_OK else { return nil }
+        // The path as written, dot segments kept: an S3 key's path is signed as it is sent.
+        guard curl_url_set(handle, CURLUPART_URL, text, UInt32(CURLU_PATH_AS_IS)) == CURLUE_OK else { return nil }
         func part(_ which: CURLUPart, flags: UInt32 = 0) -> String? {
             var pointer: UnsafeMutablePointer<CChar>?
             guard curl_url_get(handle, which, &pointer, flags) == CURLUE_OK, let pointer else { return nil }
