@@ -60,6 +60,8 @@ def main():
     parser.add_argument("--runs", type=int, default=3000)
     parser.add_argument("--busy", type=int, default=2, help="busy loops beside the runs")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kinds", default="ok,badlength,manyheaders,bigheader,interrupt,batch,stream",
+                        help="comma-separated kinds to cycle through")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     # Children get SIGINT's default disposition even when this script was started in the
@@ -78,7 +80,7 @@ def main():
             handle.write(f"{base}/data/{small + index}/b{index}.bin\n")
         handle.write(f"{base}/data/1000/bad.bin?status=404\n")
 
-    kinds = ["ok", "badlength", "manyheaders", "bigheader", "interrupt", "batch", "stream"]
+    kinds = args.kinds.split(",")
     tally = collections.Counter()
     abnormal = []
     wrong = []

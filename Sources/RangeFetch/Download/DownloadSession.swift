@@ -308,6 +308,7 @@ final class DownloadSession {
         let checkpointer = try startJournal(store: store, remote: remote, size: size, segments: segments, file: file)
         let hasher = expected.isEmpty ? nil : PrefixHasher(file: file, algorithms: expected.map(\.0.algorithm),
                                                                  cancellation: cancellation)
+        defer { hasher?.stop() }
         emit(.started(DownloadStart(path: paths.final, totalBytes: size, resumedBytes: resumed,
                                     segments: segments.filter { !$0.isComplete }.count,
                                     connections: mode == .ranged ? options.connectionLimit : 1, segmented: mode == .ranged,

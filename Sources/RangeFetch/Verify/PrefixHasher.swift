@@ -43,6 +43,14 @@ final class PrefixHasher: @unchecked Sendable {
         if schedule { queue.async { self.drain() } }
     }
 
+    /// Waits for hashing in flight and frees the digest contexts, on the calling thread: no
+    /// OpenSSL object is left for the hash queue's thread to free once the download has
+    /// returned (the process may be exiting by then).
+    func stop() {
+        queue.sync {}
+        state.withLock { $0.digest = nil }
+    }
+
     /// Hashes up to `size` and returns the digests.
     func finish(size: Int64) throws(SystemCallError) -> [DigestValue] {
         advance(to: size)
