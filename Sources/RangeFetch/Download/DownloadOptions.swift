@@ -62,6 +62,11 @@ public struct DownloadOptions: Sendable {
 
     /// Where the file goes: by default the current directory, under the server's name.
     public var destination: Destination = .directory(".")
+    /// Whether a symbolic link at a ``Destination/file`` path is followed (the file it points
+    /// to gets the bytes and the link stays): true for a path the user typed. A batch sets it
+    /// false for names from a list, where a link is an error; a name the server chose
+    /// (``Destination/directory``) is never followed.
+    public var followsLinkAtOutputPath = true
     /// Parallel connections (ranges in flight): adaptive by default.
     public var connections: ConnectionCount = .automatic
     /// Upper bound for ``ConnectionCount/automatic``.

@@ -4,14 +4,17 @@ import Glibc
 
 /// Path-level file operations: renames, directory syncs, existence checks.
 enum FileSystem {
-    enum Kind { case missing, regular, directory, other }
+    enum Kind { case missing, regular, directory, symbolicLink, other }
 
-    static func kind(of path: String) -> Kind {
+    /// What is at `path`: with `followingLinks` (the default) what a link there points to
+    /// (`stat`; never ``Kind/symbolicLink``), else the entry itself (`lstat`).
+    static func kind(of path: String, followingLinks: Bool = true) -> Kind {
         var info = stat()
-        guard stat(path, &info) == 0 else { return .missing }
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .regular
         case S_IFDIR: return .directory
+        case S_IFLNK: return .symbolicLink
         default: return .other
         }
     }
@@ -93,6 +96,12 @@ enum FileSystem {
         return String(path[..<slash])
     }
 
+    /// The last component of `path` (`path` itself when it has no slash).
+    static func baseName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
     /// Checks that `directory` exists, is a directory and is writable by this process.
     static func checkWritableDirectory(_ directory: String) throws(DownloadError) {
         switch kind(of: directory) {
@@ -107,7 +116,7 @@ enum FileSystem {
             guard access(directory, W_OK) == 0 else {
                 throw DownloadError(.fileSystem(errno: EACCES), "output directory \(directory) is not writable")
             }
-        case .regular, .other:
+        case .regular, .symbolicLink, .other:
             throw DownloadError(.fileSystem(errno: ENOTDIR), "\(directory) is not a directory")
         }
     }
