@@ -286,8 +286,7 @@ final class DownloadSession {
             throw DownloadError(.outputExists, "\(paths.final) (\(existing) bytes) is larger than the file on the server (\(size) bytes)", remedy: .overwrite)
         }
         // Its bytes are taken only when they are this user's alone, like a partial file's.
-        if let trust = try wrap({ () throws(SystemCallError) in try DirectoryHandle.holding(paths.final) }).0
-            .entryTrust(FileSystem.baseName(of: paths.final)), trust != .own {
+        if let trust = FileTrust(entryAt: paths.final), trust != .own {
             throw DownloadError(.fileSystem(errno: trust.errno), "\(trust.problem(at: paths.final) ?? paths.final), so its bytes are not continued from", remedy: .removeStrayFile)
         }
         try wrap { () throws(SystemCallError) in try FileSystem.durableRename(paths.final, to: paths.partial) }

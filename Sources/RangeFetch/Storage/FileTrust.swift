@@ -42,6 +42,14 @@ enum FileTrust: Equatable, Sendable {
         self.init(mode: info.st_mode, owner: info.st_uid, links: Int(info.st_nlink), caller: geteuid())
     }
 
+    /// The verdict on the entry at `path` as it is now (`lstat`: a link is judged, not
+    /// followed), `nil` when there is none.
+    init?(entryAt path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        self.init(info)
+    }
+
     /// What is wrong with the file at `path`, in words; `nil` for ``own``.
     func problem(at path: String) -> String? {
         switch self {
