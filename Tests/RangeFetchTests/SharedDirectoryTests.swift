@@ -85,6 +85,23 @@ final class SharedDirectoryTests {
         #expect(SharedDirectory.entry(shared.file("renamed.bin.part")) == nil)
     }
 
+    @Test func anotherUsersLinkAtTheTypedOutputPathIsNotFollowedButOursIs() throws {
+        let victim = try victim()
+        try shared.asNobody("ln -s '\(victim)' typed.bin")
+        let refused = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("typed.bin"), "--overwrite"])
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("typed.bin is a symbolic link owned by uid 65534"), "\(refused.stderr)")
+        try expectUntouched(victim)
+        #expect(SharedDirectory.entry(shared.file("typed.bin.part")) == nil)
+        // A link of our own in the same directory is followed, as -o promises.
+        let ours = safe.file("ours.bin")
+        #expect(symlink(ours, shared.file("mine.bin")) == 0)
+        let followed = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("mine.bin")])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        try server.expectFile(ours, size: Self.size, sourceLocation: #_sourceLocation)
+        #expect(SharedDirectory.entry(shared.file("mine.bin")).map { $0.st_mode & S_IFMT } == S_IFLNK)
+    }
+
     @Test func anEmptyPartialFileOfAnotherUserIsNotAdopted() throws {
         try shared.asNobody(": > data.bin.part")
         let result = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("data.bin"), "--checksum",

@@ -18,7 +18,7 @@ struct OutputPaths: Sendable {
     init(destination: DownloadOptions.Destination, suggestedName: String, followsLink: Bool) throws(DownloadError) {
         let path = Self.path(destination, suggestedName: suggestedName)
         if followsLink {
-            final = FileSystem.followingLinks(path)
+            final = try FileSystem.followingLinks(path)
         } else {
             try Self.refuseLink(at: path)
             final = path
@@ -55,7 +55,7 @@ struct OutputPaths: Sendable {
         switch destination {
         case .directory(let directory): FileSystem.createDirectories(directory)
         case .file(let path) where !path.isEmpty && FileSystem.kind(of: path, followingLinks: followsLink) != .other:
-            FileSystem.createDirectories(FileSystem.directoryName(of: followsLink ? FileSystem.followingLinks(path) : path))
+            FileSystem.createDirectories(FileSystem.directoryName(of: followsLink ? try FileSystem.followingLinks(path) : path))
         case .file, .standardOutput: break
         }
         try checkDestination(destination, followsLink: followsLink)
@@ -70,13 +70,14 @@ struct OutputPaths: Sendable {
         case .file(let path):
             guard !path.isEmpty else { throw DownloadError(.invalidOption, "output path is empty") }
             if FileSystem.kind(of: path, followingLinks: followsLink) == .other {
+                if followsLink { _ = try FileSystem.followingLinks(path) }
                 guard access(path, W_OK) == 0 else {
                     throw DownloadError(.fileSystem(errno: EACCES), "\(path) is not writable")
                 }
                 return
             }
             if !followsLink { try refuseLink(at: path) }
-            let final = followsLink ? FileSystem.followingLinks(path) : path
+            let final = followsLink ? try FileSystem.followingLinks(path) : path
             try checkFinalPath(final)
             try FileSystem.checkWritableDirectory(FileSystem.directoryName(of: final))
         case .standardOutput:

@@ -23,16 +23,25 @@ enum FileSystem {
     /// yet (a dangling link names the file to create). Only the last component is followed;
     /// links in directories are left to the kernel. Gives up after 40 links (a loop), returning
     /// the last path reached, where opening fails with a clear error.
-    static func followingLinks(_ path: String) -> String {
+    /// - Throws: when a link is one ``LinkFollowRule`` forbids following (another user's link in
+    ///   a sticky world-writable directory), naming it and its owner.
+    static func followingLinks(_ path: String) throws(DownloadError) -> String {
         var current = path
         for _ in 0..<40 {
             var info = stat()
             guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return current }
+            let directory = directoryName(of: current)
+            var holder = stat()
+            if stat(directory, &holder) == 0,
+               !LinkFollowRule.mayFollow(linkOwner: info.st_uid, directoryMode: holder.st_mode,
+                                         directoryOwner: holder.st_uid, caller: geteuid()) {
+                throw DownloadError(.fileSystem(errno: EACCES), "\(current) is a symbolic link owned by uid \(info.st_uid) in \(directory), which anyone can write to; it is not followed, so nothing was written", remedy: .removeStrayFile)
+            }
             var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let length = readlink(current, &target, target.count - 1)
             guard length > 0 else { return current }
             let link = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = link.hasPrefix("/") ? link : directoryName(of: current) + "/" + link
+            current = link.hasPrefix("/") ? link : directory + "/" + link
         }
         return current
     }
