@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <malloc.h>
+#include <stdio.h>
 #include "CFileShims.h"
 
 int cfs_fallocate(int fd, off_t offset, off_t length) {
@@ -11,7 +12,9 @@ int cfs_start_writeback(int fd, off_t offset, off_t length) {
     return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }
 
-int cfs_open_direct_write(const char *path) {
+int cfs_reopen_direct_write(int fd) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     return open(path, O_WRONLY | O_CLOEXEC | O_DIRECT);
 }
 

@@ -37,6 +37,7 @@ extension DownloadError {
         case .chooseWritableLocation: "choose a writable location with -o or -d"
         case .giveCredentials: "pass --user USER:PASSWORD, credentials in the URL, or -H 'Authorization: ...'"
         case .waitOrChooseOtherOutput: "wait for it or choose another -o"
+        case .removeStrayFile: "remove it, or choose another -o or -d"
         case .continueOrOverwrite: "use --continue to resume from its bytes or --overwrite to replace it"
         case .overwrite: "use --overwrite to replace it"
         case .downloadIntoDirectory: "use -d DIR to download into it"

@@ -12,10 +12,12 @@ int cfs_fallocate(int fd, off_t offset, off_t length);
 /// in the range without waiting for it. Returns 0 or -1 with errno set.
 int cfs_start_writeback(int fd, off_t offset, off_t length);
 
-/// open(path, O_WRONLY | O_CLOEXEC | O_DIRECT): a descriptor whose writes bypass the page cache
-/// (O_DIRECT, like fallocate, is declared only under _GNU_SOURCE). Returns -1 with errno set
-/// where the file system refuses O_DIRECT (EINVAL on tmpfs).
-int cfs_open_direct_write(const char *path);
+/// open("/proc/self/fd/FD", O_WRONLY | O_CLOEXEC | O_DIRECT): a second descriptor of the very
+/// file `fd` is open on (never a path lookup of its name, which another process may have pointed
+/// elsewhere since), whose writes bypass the page cache (O_DIRECT, like fallocate, is declared
+/// only under _GNU_SOURCE). Returns -1 with errno set where the file system refuses O_DIRECT
+/// (EINVAL on tmpfs) or /proc is not mounted.
+int cfs_reopen_direct_write(int fd);
 
 /// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas for the whole process. Returns 1 on
 /// success, 0 on error.

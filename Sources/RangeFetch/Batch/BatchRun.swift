@@ -110,6 +110,8 @@ final class BatchRun: Sendable {
     private func options(for entry: BatchEntry) throws(DownloadError) -> DownloadOptions {
         var options = base
         options.destination = entry.destination(defaultDirectory: self.options.directory)
+        // A list's out= names, like a server's, are never followed through a link.
+        options.followsLinkAtOutputPath = false
         options.checksums += entry.checksums
         options.request.headers += entry.headers
         options.mirrors = entry.mirrors
@@ -138,6 +140,6 @@ final class BatchRun: Sendable {
         case .standardOutput: "."
         }
         FileSystem.createDirectories(directory)
-        try OutputPaths.checkDestination(destination)
+        try OutputPaths.checkDestination(destination, followsLink: false)
     }
 }

@@ -90,20 +90,16 @@ private struct Sweep {
     private func measureRun(remote: RemoteFile, connections: Int, ranged: Bool, sink: BenchPlan.Sink) throws(DownloadError) -> BenchSample {
         let budget = plan.budgetBytes(fileSize: remote.size)
         var file: PartialFile?
-        var filePath: String?
         if sink == .disk {
-            let path = plan.diskDirectory + "/.rangefetch-bench-\(getpid()).tmp"
+            // A file with no name (O_TMPFILE, else a random name created O_EXCL and removed at
+            // once): nothing another user of the directory could guess, plant or swap.
             do {
-                file = try PartialFile(path: path, truncate: true)
-                filePath = path
+                file = try PartialFile(anonymousIn: plan.diskDirectory)
             } catch {
                 throw error.downloadError
             }
         }
-        defer {
-            file?.close()
-            if let filePath { unlink(filePath) }
-        }
+        defer { file?.close() }
         let multi = CurlMulti()
         cancellation.attach(multi)
         defer { cancellation.detach(multi) }

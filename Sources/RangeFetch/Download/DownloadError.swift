@@ -54,6 +54,9 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
         case giveCredentials
         /// Wait for the other process, or choose another output path.
         case waitOrChooseOtherOutput
+        /// Remove the file in the way (another user's, a link, not a plain file), or choose
+        /// another output path.
+        case removeStrayFile
         /// Resume from the file already there, or replace it.
         case continueOrOverwrite
         /// Replace the file already there.

@@ -109,10 +109,13 @@ final class DownloadSession {
             let why = remote.acceptsRanges ? "did not say how large the file is" : "does not serve byte ranges"
             emit(.warning("\(Redaction.url(url)): the server \(why), so the download is one stream on one connection, and an interruption starts it over"))
         }
-        if let target = StreamTarget(destination: options.destination, suggestedName: remote.suggestedName) {
+        let followsLink = OutputPaths.followsLink(options.destination, options: options)
+        if let target = StreamTarget(destination: options.destination, suggestedName: remote.suggestedName,
+                                     followsLink: followsLink) {
             return try stream(remote, to: target)
         }
-        let paths = OutputPaths(destination: options.destination, suggestedName: remote.suggestedName)
+        let paths = try OutputPaths(destination: options.destination, suggestedName: remote.suggestedName,
+                                    followsLink: followsLink)
         try OutputPaths.checkFinalPath(paths.final)
         if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority, url: url) {
             throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other.index + 1) of this batch (\(other.url)); give one of them another name (out=)")
@@ -121,7 +124,9 @@ final class DownloadSession {
         let expected = expectedDigests(remote)
 
         var adoptedPrefix: Int64 = 0
-        if FileSystem.kind(of: paths.final) == .regular && FileSystem.kind(of: paths.partial) == .missing {
+        // Entries as they are, links not followed (a followed -o path was resolved above).
+        if FileSystem.kind(of: paths.final, followingLinks: false) == .regular
+            && FileSystem.kind(of: paths.partial, followingLinks: false) == .missing {
             store.remove() // stale: left by a crash between the final rename and its removal
             switch options.existingFile {
             case .refuse:
@@ -133,9 +138,7 @@ final class DownloadSession {
             }
         }
 
-        let file = try wrap { () throws(SystemCallError) in
-            try PartialFile(path: paths.partial, truncate: false, privateMode: options.request.carriesCredentials(for: url))
-        }
+        let file = try PartialFile(path: paths.partial, privateMode: options.request.carriesCredentials(for: url))
         guard try wrap({ () throws(SystemCallError) in try file.tryLock() }) else {
             throw DownloadError(.busy, "\(paths.partial) is in use by another rangefetch process", remedy: .waitOrChooseOtherOutput)
         }
@@ -290,6 +293,10 @@ final class DownloadSession {
         guard existing <= size else {
             throw DownloadError(.outputExists, "\(paths.final) (\(existing) bytes) is larger than the file on the server (\(size) bytes)", remedy: .overwrite)
         }
+        // Its bytes are taken only when they are this user's alone, like a partial file's.
+        if let trust = FileTrust(entryAt: paths.final), trust != .own {
+            throw DownloadError(.fileSystem(errno: trust.errno), "\(trust.problem(at: paths.final) ?? paths.final), so its bytes are not continued from", remedy: .removeStrayFile)
+        }
         try wrap { () throws(SystemCallError) in try FileSystem.durableRename(paths.final, to: paths.partial) }
         emit(.warning("continuing from the \(existing) bytes already in \(paths.final)"))
         return existing
@@ -365,17 +372,17 @@ final class DownloadSession {
                 try DigestCheck.compare(expected: expected, actual: actual, path: paths.final)
             } catch {
                 store?.remove()
-                try? FileSystem.durableRename(paths.partial, to: paths.rejected)
+                try? file.rename(to: paths.rejected)
                 throw DownloadError(error.code, "\(error.message); the bytes received were kept as \(paths.rejected)", remedy: error.remedy)
             }
             verified = actual
             verificationSeconds = MonotonicTime.now() - lastByteAt
             for (want, source) in expected { emit(.verified(want, source: source)) }
         }
-        try wrap { () throws(SystemCallError) in
-            if options.request.carriesCredentials(for: url) { try file.restoreUsualMode() }
-            try FileSystem.durableRename(paths.partial, to: paths.final)
+        if options.request.carriesCredentials(for: url) {
+            try wrap { () throws(SystemCallError) in try file.restoreUsualMode() }
         }
+        try file.rename(to: paths.final)
         store?.remove()
         return DownloadSummary(path: paths.final, bytes: finalSize, transferredBytes: finalSize - resumed,
                                resumedBytes: resumed, elapsedSeconds: MonotonicTime.now() - startedAt,

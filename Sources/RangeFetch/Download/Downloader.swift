@@ -31,7 +31,8 @@ public struct Downloader: Sendable {
         let journalURL = S3Location(url) != nil ? url : nil
         let (url, options) = try DownloadSession.prepare(url: url, options: options)
         _ = try URLParts.validate(url)
-        try OutputPaths.prepareDestination(options.destination)
+        try OutputPaths.prepareDestination(options.destination,
+                                           followsLink: OutputPaths.followsLink(options.destination, options: options))
         let cancellation = CancellationFlag()
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in
             try DownloadSession(url: url, options: options, cancellation: cancellation, journalURL: journalURL, emit: events).run()

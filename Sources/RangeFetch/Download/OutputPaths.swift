@@ -11,10 +11,31 @@ struct OutputPaths: Sendable {
     /// Where bytes that failed verification are kept for inspection.
     var rejected: String { final + ".checksum-mismatch" }
 
-    /// A symbolic link at the path is followed: the file it points to (created if missing) gets
-    /// the bytes, and the link stays a link.
-    init(destination: DownloadOptions.Destination, suggestedName: String) {
-        final = FileSystem.followingLinks(Self.path(destination, suggestedName: suggestedName))
+    /// The paths for `destination`. A symbolic link at a path the user gave as the file to
+    /// write (`followsLink`) is followed once, here: the file it points to (created if missing)
+    /// gets the bytes, and the link stays a link. A name chosen by a server or a list is never
+    /// followed: a link there is an error, before anything is written.
+    init(destination: DownloadOptions.Destination, suggestedName: String, followsLink: Bool) throws(DownloadError) {
+        let path = Self.path(destination, suggestedName: suggestedName)
+        if followsLink {
+            final = try FileSystem.followingLinks(path)
+        } else {
+            try Self.refuseLink(at: path)
+            final = path
+        }
+    }
+
+    /// Whether a link at `destination`'s path is followed: only at a file path given as such
+    /// (``DownloadOptions/followsLinkAtOutputPath``), never at a server's name in a directory.
+    static func followsLink(_ destination: DownloadOptions.Destination, options: DownloadOptions) -> Bool {
+        if case .file = destination { return options.followsLinkAtOutputPath }
+        return false
+    }
+
+    /// Throws when `path` is a symbolic link (not followed to see where it points).
+    static func refuseLink(at path: String) throws(DownloadError) {
+        guard FileSystem.kind(of: path, followingLinks: false) == .symbolicLink else { return }
+        throw DownloadError(.fileSystem(errno: ELOOP), "\(path) is a symbolic link; a link is followed only at a path given as the output file, never at a name a server or a list chose, so nothing was written", remedy: .removeStrayFile)
     }
 
     /// The path a file destination names (`-` for standard output).
@@ -29,30 +50,34 @@ struct OutputPaths: Sendable {
 
     /// Creates the missing directories a destination names (`-d new/sub`, the parents of
     /// `-o new/sub/file`; mode 0755 less the umask, like `mkdir -p`), then checks it.
-    static func prepareDestination(_ destination: DownloadOptions.Destination) throws(DownloadError) {
+    /// - Parameter followsLink: see ``init(destination:suggestedName:followsLink:)``.
+    static func prepareDestination(_ destination: DownloadOptions.Destination, followsLink: Bool) throws(DownloadError) {
         switch destination {
         case .directory(let directory): FileSystem.createDirectories(directory)
-        case .file(let path) where !path.isEmpty && FileSystem.kind(of: path) != .other:
-            FileSystem.createDirectories(FileSystem.directoryName(of: FileSystem.followingLinks(path)))
+        case .file(let path) where !path.isEmpty && FileSystem.kind(of: path, followingLinks: followsLink) != .other:
+            FileSystem.createDirectories(FileSystem.directoryName(of: followsLink ? try FileSystem.followingLinks(path) : path))
         case .file, .standardOutput: break
         }
-        try checkDestination(destination)
+        try checkDestination(destination, followsLink: followsLink)
     }
 
     /// Fails fast, before any network traffic, on destinations that cannot work.
-    static func checkDestination(_ destination: DownloadOptions.Destination) throws(DownloadError) {
+    /// - Parameter followsLink: see ``init(destination:suggestedName:followsLink:)``.
+    static func checkDestination(_ destination: DownloadOptions.Destination, followsLink: Bool) throws(DownloadError) {
         switch destination {
         case .directory(let directory):
             try FileSystem.checkWritableDirectory(directory)
         case .file(let path):
             guard !path.isEmpty else { throw DownloadError(.invalidOption, "output path is empty") }
-            if FileSystem.kind(of: path) == .other {
+            if FileSystem.kind(of: path, followingLinks: followsLink) == .other {
+                if followsLink { _ = try FileSystem.followingLinks(path) }
                 guard access(path, W_OK) == 0 else {
                     throw DownloadError(.fileSystem(errno: EACCES), "\(path) is not writable")
                 }
                 return
             }
-            let final = FileSystem.followingLinks(path)
+            if !followsLink { try refuseLink(at: path) }
+            let final = followsLink ? try FileSystem.followingLinks(path) : path
             try checkFinalPath(final)
             try FileSystem.checkWritableDirectory(FileSystem.directoryName(of: final))
         case .standardOutput:
@@ -76,15 +101,21 @@ struct StreamTarget: Sendable {
     /// `nil`: this process's standard output.
     let path: String?
 
-    /// The stream a destination names, or `nil` when it is a (possibly new) regular file.
-    init?(destination: DownloadOptions.Destination, suggestedName: String) {
+    /// Opened without following a link at ``path`` (a name a server or a list chose).
+    private let refusesLink: Bool
+
+    /// The stream a destination names, or `nil` when it is a (possibly new) regular file. A
+    /// link at the path counts as what it points to only when `followsLink`
+    /// (``OutputPaths/followsLink(_:options:)``).
+    init?(destination: DownloadOptions.Destination, suggestedName: String, followsLink: Bool) {
+        refusesLink = !followsLink
         if destination == .standardOutput {
             name = "standard output"
             path = nil
             return
         }
         let path = OutputPaths.path(destination, suggestedName: suggestedName)
-        guard FileSystem.kind(of: path) == .other else { return nil }
+        guard FileSystem.kind(of: path, followingLinks: followsLink) == .other else { return nil }
         name = path
         self.path = path
     }
@@ -94,6 +125,6 @@ struct StreamTarget: Sendable {
         guard let path else {
             return try SystemCall.check("dup", path: name) { dup(STDOUT_FILENO) }
         }
-        return try SystemCall.check("open", path: path) { Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY) }
+        return try SystemCall.check("open", path: path) { Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (refusesLink ? O_NOFOLLOW : 0)) }
     }
 }

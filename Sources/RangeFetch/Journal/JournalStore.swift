@@ -4,6 +4,10 @@ import Glibc
 
 /// The journal file on disk, replaced atomically: write `PATH.tmp`, `fsync` it, `rename` it over
 /// `PATH`, `fsync` the directory. A crash at any point leaves the old record or the new one.
+///
+/// Both names are used relative to the directory's descriptor and never through a symbolic link
+/// (``DirectoryHandle``): the temporary file is created new (`O_EXCL | O_NOFOLLOW`, whatever was
+/// at its name removed first), and a journal is read only when it is this user's own file.
 struct JournalStore: Sendable {
     let path: String
     private var temporaryPath: String { path + ".tmp" }
@@ -15,9 +19,16 @@ struct JournalStore: Sendable {
     }
 
     func load() -> Loaded {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            return errno == ENOENT ? .missing : .unreadable("cannot open \(path): \(String(cString: strerror(errno)))")
+        let descriptor: Int32
+        do {
+            let (directory, name) = try DirectoryHandle.holding(path)
+            switch try directory.openExisting(name, flags: O_RDONLY) {
+            case .missing: return .missing
+            case .refused(let trust): return .unreadable(trust.problem(at: path) ?? path)
+            case .own(let opened): descriptor = opened
+            }
+        } catch {
+            return error.errno == ENOENT ? .missing : .unreadable("cannot open \(path): \(String(cString: strerror(error.errno)))")
         }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
@@ -40,8 +51,16 @@ struct JournalStore: Sendable {
     func write(_ record: JournalRecord) throws(SystemCallError) {
         let bytes = JournalCodec.encode(record)
         let temporary = temporaryPath
-        let descriptor = try SystemCall.check("open", path: temporary) {
-            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let (directory, name) = try DirectoryHandle.holding(path)
+        let temporaryName = FileSystem.baseName(of: temporary)
+        let descriptor: Int32
+        do {
+            descriptor = try directory.createNew(temporaryName, flags: O_WRONLY, mode: 0o600)
+        } catch where error.errno == EEXIST {
+            // Left by a crash before its rename, or put there by someone else: the entry itself
+            // goes (a link is removed, not followed), and ours is created in its place.
+            try directory.remove(temporaryName)
+            descriptor = try directory.createNew(temporaryName, flags: O_WRONLY, mode: 0o600)
         }
         defer { close(descriptor) }
         var done = 0
@@ -52,7 +71,7 @@ struct JournalStore: Sendable {
             done += written
         }
         try SystemCall.check("fsync", path: temporary) { fsync(descriptor) }
-        try FileSystem.durableRename(temporary, to: path)
+        try directory.durableRename(temporaryName, to: name)
     }
 
     func remove() {

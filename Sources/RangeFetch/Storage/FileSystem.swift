@@ -4,14 +4,17 @@ import Glibc
 
 /// Path-level file operations: renames, directory syncs, existence checks.
 enum FileSystem {
-    enum Kind { case missing, regular, directory, other }
+    enum Kind { case missing, regular, directory, symbolicLink, other }
 
-    static func kind(of path: String) -> Kind {
+    /// What is at `path`: with `followingLinks` (the default) what a link there points to
+    /// (`stat`; never ``Kind/symbolicLink``), else the entry itself (`lstat`).
+    static func kind(of path: String, followingLinks: Bool = true) -> Kind {
         var info = stat()
-        guard stat(path, &info) == 0 else { return .missing }
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .regular
         case S_IFDIR: return .directory
+        case S_IFLNK: return .symbolicLink
         default: return .other
         }
     }
@@ -20,16 +23,25 @@ enum FileSystem {
     /// yet (a dangling link names the file to create). Only the last component is followed;
     /// links in directories are left to the kernel. Gives up after 40 links (a loop), returning
     /// the last path reached, where opening fails with a clear error.
-    static func followingLinks(_ path: String) -> String {
+    /// - Throws: when a link is one ``LinkFollowRule`` forbids following (another user's link in
+    ///   a sticky world-writable directory), naming it and its owner.
+    static func followingLinks(_ path: String) throws(DownloadError) -> String {
         var current = path
         for _ in 0..<40 {
             var info = stat()
             guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return current }
+            let directory = directoryName(of: current)
+            var holder = stat()
+            if stat(directory, &holder) == 0,
+               !LinkFollowRule.mayFollow(linkOwner: info.st_uid, directoryMode: holder.st_mode,
+                                         directoryOwner: holder.st_uid, caller: geteuid()) {
+                throw DownloadError(.fileSystem(errno: EACCES), "\(current) is a symbolic link owned by uid \(info.st_uid) in \(directory), which anyone can write to; it is not followed, so nothing was written", remedy: .removeStrayFile)
+            }
             var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let length = readlink(current, &target, target.count - 1)
             guard length > 0 else { return current }
             let link = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = link.hasPrefix("/") ? link : directoryName(of: current) + "/" + link
+            current = link.hasPrefix("/") ? link : directory + "/" + link
         }
         return current
     }
@@ -93,6 +105,12 @@ enum FileSystem {
         return String(path[..<slash])
     }
 
+    /// The last component of `path` (`path` itself when it has no slash).
+    static func baseName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
     /// Checks that `directory` exists, is a directory and is writable by this process.
     static func checkWritableDirectory(_ directory: String) throws(DownloadError) {
         switch kind(of: directory) {
@@ -107,7 +125,7 @@ enum FileSystem {
             guard access(directory, W_OK) == 0 else {
                 throw DownloadError(.fileSystem(errno: EACCES), "output directory \(directory) is not writable")
             }
-        case .regular, .other:
+        case .regular, .symbolicLink, .other:
             throw DownloadError(.fileSystem(errno: ENOTDIR), "\(directory) is not a directory")
         }
     }

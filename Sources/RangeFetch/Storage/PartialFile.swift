@@ -30,16 +30,61 @@ final class PartialFile: @unchecked Sendable {
     /// Offsets, lengths and buffer addresses of direct writes are multiples of this.
     static let directAlignment = 4096
 
-    /// Opens (creating if needed) the file at `path` for reading and writing.
+    /// The directory the file was created or found in, held open so it is renamed relative to
+    /// it; `nil` for a spool or a file opened read-only.
+    private let directory: DirectoryHandle?
+    /// Whether this process created the file (else it resumed one checked to be ours alone).
+    private(set) var created = false
+
+    /// Creates the file at `path` for reading and writing, or takes over the one already there
+    /// (a partial download to resume) when it is this user's own regular file with no other
+    /// link. Never follows a symbolic link at `path`: see ``DirectoryHandle`` for why.
     /// - Parameters:
-    ///   - truncate: start from an empty file.
     ///   - privateMode: create it readable by its owner only (0600), for downloads that carry
     ///     credentials; an existing file's mode is left as it is.
-    init(path: String, truncate: Bool, privateMode: Bool = false) throws(SystemCallError) {
+    /// - Throws: a file-system error naming `path` and what is wrong when something else is
+    ///   there (a link, another user's file, a file with other links, a FIFO); nothing was
+    ///   written to it.
+    init(path: String, privateMode: Bool = false) throws(DownloadError) {
         self.path = path
-        let flags = O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0)
         let mode: mode_t = privateMode ? 0o600 : 0o644
-        descriptor = try SystemCall.check("open", path: path) { open(path, flags, mode) }
+        let (directory, name): (DirectoryHandle, String)
+        do {
+            (directory, name) = try DirectoryHandle.holding(path)
+        } catch {
+            throw error.downloadError
+        }
+        self.directory = directory
+        var opened: Int32 = -1
+        // An entry that vanishes between the failed create and the open is looked at again.
+        for _ in 0..<3 where opened < 0 {
+            let existing: DirectoryHandle.Existing
+            do {
+                opened = try directory.createNew(name, flags: O_RDWR, mode: mode)
+                created = true
+                break
+            } catch where error.errno == EEXIST {
+                do {
+                    existing = try directory.openExisting(name, flags: O_RDWR)
+                } catch {
+                    throw error.downloadError
+                }
+            } catch {
+                throw error.downloadError
+            }
+            switch existing {
+            case .own(let descriptor): opened = descriptor
+            case .missing: continue
+            case .refused(let trust):
+                throw DownloadError(.fileSystem(errno: trust.errno),
+                                    "\(trust.problem(at: path) ?? path), so it is not used as the partial download and nothing was written to it",
+                                    remedy: .removeStrayFile)
+            }
+        }
+        guard opened >= 0 else {
+            throw DownloadError(.fileSystem(errno: EAGAIN), "\(path) kept appearing and vanishing while it was opened; another process is changing it")
+        }
+        descriptor = opened
     }
 
     /// A spool with no name in `directory` (`O_TMPFILE`, else a created and at once removed
@@ -47,6 +92,7 @@ final class PartialFile: @unchecked Sendable {
     /// descriptor, so nothing is left behind whatever happens.
     init(anonymousIn directory: String) throws(SystemCallError) {
         path = "\(directory) (spool of the stream)"
+        self.directory = nil
         let anonymous = cfs_open_anonymous(directory)
         if anonymous >= 0 {
             descriptor = anonymous
@@ -60,17 +106,23 @@ final class PartialFile: @unchecked Sendable {
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
     }
 
-    /// Starts writing whole aligned blocks with `O_DIRECT` (see the type's notes); silently
-    /// keeps the page cache where the file system refuses it.
+    /// Starts writing whole aligned blocks with `O_DIRECT` (see the type's notes) through a
+    /// second descriptor reopened from the first (`/proc/self/fd`), never by path: whatever the
+    /// name points to by now, both write the same file. Silently keeps the page cache where the
+    /// file system refuses it.
     func enableDirectWrites() {
-        guard directDescriptor < 0 else { return }
-        directDescriptor = cfs_open_direct_write(path)
+        guard directDescriptor < 0, descriptor >= 0 else { return }
+        directDescriptor = cfs_reopen_direct_write(descriptor)
     }
+
+    /// Whether whole aligned blocks go to the disk directly (``enableDirectWrites()`` took).
+    var writesDirectly: Bool { directDescriptor >= 0 }
 
     /// Opens an existing file read-only (for verification).
     init(path: String, readOnly: Bool) throws(SystemCallError) {
         precondition(readOnly)
         self.path = path
+        directory = nil
         let flags = O_RDONLY | O_CLOEXEC
         descriptor = try SystemCall.check("open", path: path) { open(path, flags, 0o644) }
     }
@@ -163,12 +215,37 @@ final class PartialFile: @unchecked Sendable {
         _ = cfs_start_writeback(descriptor, 0, 0)
     }
 
-    /// Gives a file created private (``init(path:truncate:privateMode:)``) the mode any new file
-    /// gets (0666 less the umask), once it is complete: the secret was in the journal's URL,
-    /// not in the file's bytes.
+    /// Gives a file created private (``init(path:privateMode:)``) the mode any new file gets
+    /// (0666 less the umask), once it is complete: the secret was in the journal's URL, not in
+    /// the file's bytes. Only a file this process created, or one it resumed (checked to be
+    /// this user's alone) that still has the 0600 a private creation gave it; any other mode
+    /// is left as it is.
     func restoreUsualMode() throws(SystemCallError) {
+        if !created {
+            var info = stat()
+            try SystemCall.check("fstat", path: path) { fstat(descriptor, &info) }
+            guard info.st_mode & 0o7777 == 0o600 else { return }
+        }
         let mode = 0o666 & ~FileSystem.umask
         try SystemCall.check("fchmod", path: path) { fchmod(descriptor, mode) }
+    }
+
+    /// Gives the file the name `destination` (`renameat` from the directory it was opened in;
+    /// an entry at `destination`, a link included, is replaced, never followed), durably.
+    /// Checks first that its name still names this very file, so a file put in its place
+    /// meanwhile (in a directory others can write to) is never the one moved into place.
+    func rename(to destination: String) throws(DownloadError) {
+        guard let directory else { throw DownloadError(.fileSystem(errno: EINVAL), "\(path) has no name to rename") }
+        let name = FileSystem.baseName(of: path)
+        guard directory.names(name, file: descriptor) else {
+            throw DownloadError(.fileSystem(errno: ESTALE), "\(path) was removed or replaced by another file during the download; nothing was moved to \(destination)")
+        }
+        do {
+            try SystemCall.check("rename", path: destination) { renameat(directory.descriptor, name, AT_FDCWD, destination) }
+            try FileSystem.synchronizeDirectory(containing: destination)
+        } catch {
+            throw error.downloadError
+        }
     }
 
     /// Frees the disk blocks of `[offset, offset + length)` (the file keeps its size; the range

@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// Downloads into a directory others can write to (01777, like /tmp): whatever another user
+/// (`nobody`) puts under the names rangefetch uses is never followed, adopted or overwritten.
+/// The kernel's own protection (`fs.protected_symlinks`) would refuse some of these links to
+/// root in a sticky directory, but with an EACCES of its own: each test checks OUR message, and
+/// the file the link points to is in root's own directory, out of nobody's reach.
+@Suite(.serialized, .enabled(if: SharedDirectory.canPlant, "needs root and setpriv to plant files as nobody"))
+final class SharedDirectoryTests {
+    let server: FaultServer
+    let shared: SharedDirectory
+    /// Root's own directory (0755): the files planted links point to.
+    let safe: TemporaryDirectory
+    /// Large enough to keep a journal (``DownloadSession/smallFileBytes``).
+    static let size: Int64 = 4 << 20
+
+    init() throws {
+        server = try FaultServer()
+        shared = try SharedDirectory()
+        safe = try TemporaryDirectory("rf-safe")
+    }
+
+    deinit { server.stop() }
+
+    /// A file of root's, mode 0600, that no download may touch.
+    private func victim() throws -> String {
+        let path = safe.file("victim.txt")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+        return path
+    }
+
+    private func expectUntouched(_ victim: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try Data(contentsOf: URL(fileURLWithPath: victim)) == Data("precious".utf8), sourceLocation: sourceLocation)
+        #expect(SharedDirectory.entry(victim).map { $0.st_mode & 0o7777 } == 0o600, sourceLocation: sourceLocation)
+    }
+
+    @Test func aLinkPlantedAsThePartialFileIsRefusedAndWhatItPointsToIsUntouched() throws {
+        let victim = try victim()
+        try shared.asNobody("ln -s '\(victim)' data.bin.part")
+        // With credentials the partial file would be made private, then given the usual mode.
+        let url = server.dataURL(size: Self.size, "auth=alice:s3cret").replacingOccurrences(of: "http://", with: "http://alice:s3cret@")
+        let result = try runCLI([url, "-o", shared.file("data.bin")])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("data.bin.part is a symbolic link, so it is not used as the partial download"), "\(result.stderr)")
+        try expectUntouched(victim)
+        #expect(SharedDirectory.entry(shared.file("data.bin.part")).map { $0.st_mode & S_IFMT } == S_IFLNK)
+        #expect(SharedDirectory.entry(shared.file("data.bin")) == nil)
+    }
+
+    @Test func aLinkPlantedAsTheJournalsTemporaryFileIsRemovedNotFollowed() throws {
+        let victim = try victim()
+        try shared.asNobody("ln -s '\(victim)' data.bin.part.rfjournal.tmp")
+        let target = shared.file("data.bin")
+        let result = try runCLI([server.dataURL(size: Self.size), "-o", target])
+        #expect(result.status == 0, "\(result.stderr)")
+        try expectUntouched(victim)
+        try server.expectFile(target, size: Self.size, sourceLocation: #_sourceLocation)
+        #expect(SharedDirectory.entry(target)?.st_uid == 0)
+        #expect(SharedDirectory.entry(shared.file("data.bin.part.rfjournal.tmp")) == nil)
+    }
+
+    @Test func aDanglingLinkAtTheServersNameIsAnErrorAndNothingIsCreatedWhereItPoints() throws {
+        let pointed = safe.file("made-through-a-link.bin")
+        try shared.asNobody("ln -s '\(pointed)' data.bin")
+        let result = try runCLI([server.dataURL(size: Self.size), "-d", shared.path])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("data.bin is a symbolic link; a link is followed only at a path given as the output file"), "\(result.stderr)")
+        #expect(SharedDirectory.entry(pointed) == nil)
+        #expect(SharedDirectory.entry(shared.file("data.bin")).map { $0.st_mode & S_IFMT } == S_IFLNK)
+        #expect(SharedDirectory.entry(shared.file("data.bin.part")) == nil)
+    }
+
+    @Test func aLinkAtAListsOutNameIsAnErrorAndNothingIsCreatedWhereItPoints() throws {
+        let pointed = safe.file("made-through-a-list.bin")
+        try shared.asNobody("ln -s '\(pointed)' renamed.bin")
+        let list = safe.file("list.txt")
+        try "\(server.dataURL(size: Self.size))\n  out=renamed.bin\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let result = try runCLI(["-i", list, "-d", shared.path])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("renamed.bin is a symbolic link"), "\(result.stderr)")
+        #expect(SharedDirectory.entry(pointed) == nil)
+        #expect(SharedDirectory.entry(shared.file("renamed.bin.part")) == nil)
+    }
+
+    @Test func anotherUsersLinkAtTheTypedOutputPathIsNotFollowedButOursIs() throws {
+        let victim = try victim()
+        try shared.asNobody("ln -s '\(victim)' typed.bin")
+        let refused = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("typed.bin"), "--overwrite"])
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("typed.bin is a symbolic link owned by uid 65534"), "\(refused.stderr)")
+        try expectUntouched(victim)
+        #expect(SharedDirectory.entry(shared.file("typed.bin.part")) == nil)
+        // A link of our own in the same directory is followed, as -o promises.
+        let ours = safe.file("ours.bin")
+        #expect(symlink(ours, shared.file("mine.bin")) == 0)
+        let followed = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("mine.bin")])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        try server.expectFile(ours, size: Self.size, sourceLocation: #_sourceLocation)
+        #expect(SharedDirectory.entry(shared.file("mine.bin")).map { $0.st_mode & S_IFMT } == S_IFLNK)
+    }
+
+    @Test func anEmptyPartialFileOfAnotherUserIsNotAdopted() throws {
+        try shared.asNobody(": > data.bin.part")
+        let result = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("data.bin"), "--checksum",
+                                 "sha256=" + String(repeating: "0", count: 64)])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("data.bin.part is owned by uid 65534, not by this user (uid 0)"), "\(result.stderr)")
+        let planted = SharedDirectory.entry(shared.file("data.bin.part"))
+        #expect(planted?.st_uid == 65534 && planted?.st_size == 0)
+        #expect(SharedDirectory.entry(shared.file("data.bin")) == nil)
+        #expect((try server.stats()).requests <= 1, "a refused partial file should stop the download before any range")
+    }
+
+    @Test func aPartialFileWithASecondNameIsNotAdopted() throws {
+        // Planted by root: fs.protected_hardlinks stops nobody from linking to root's file, but
+        // our check must not depend on it (and a user's own file linked elsewhere is the same case).
+        let victim = try victim()
+        #expect(link(victim, shared.file("data.bin.part")) == 0)
+        let result = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("data.bin")])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("data.bin.part has 2 links"), "\(result.stderr)")
+        try expectUntouched(victim)
+    }
+
+    @Test func continuingFromAnotherUsersFileIsRefused() throws {
+        try shared.asNobody("printf abc > data.bin")
+        let result = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("data.bin"), "--continue"])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("data.bin is owned by uid 65534"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: shared.file("data.bin"))) == Data("abc".utf8))
+        #expect(SharedDirectory.entry(shared.file("data.bin.part")) == nil)
+    }
+
+    @Test func theBenchsDiskFileHasNoNameInTheDirectory() throws {
+        let process = Process()
+        let (out, err) = try TestProcess.launch(process, try TestProcess.rangefetchBinary,
+                                                ["bench", "--sink", "disk", "-d", shared.path, "--runs", "1", "-n", "1,2",
+                                                 "--duration", "1", server.dataURL(size: 64 << 20)], environment: [:])
+        let stdout = AsyncData(out.fileHandleForReading), stderr = AsyncData(err.fileHandleForReading)
+        var seen = Set<String>()
+        var looks = 0
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline {
+            seen.formUnion(try FileManager.default.contentsOfDirectory(atPath: shared.path))
+            looks += 1
+            usleep(5_000)
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(stderr.text())")
+        #expect(stdout.text().contains("null"), "the null-sink comparison row is missing")
+        #expect(looks > 20)
+        #expect(seen.isEmpty, "the bench's file showed up by name: \(seen)")
+    }
+}
