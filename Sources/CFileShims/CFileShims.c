@@ -29,3 +29,34 @@ int cfs_punch_hole(int fd, off_t offset, off_t length) {
 int cfs_open_anonymous(const char *directory) {
     return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 }
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int cfs_signal_pipe = -1;
+
+static void cfs_on_signal(int number) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)number;
+    if (cfs_signal_pipe >= 0) (void)!write(cfs_signal_pipe, &byte, 1);
+    errno = saved;
+}
+
+int cfs_catch_signals(const int *numbers, int count) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+    cfs_signal_pipe = fds[1];
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = cfs_on_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    for (int i = 0; i < count; i++) sigaction(numbers[i], &action, NULL);
+    return fds[0];
+}
+
+void cfs_default_signals(const int *numbers, int count) {
+    for (int i = 0; i < count; i++) signal(numbers[i], SIG_DFL);
+}

@@ -31,4 +31,13 @@ int cfs_punch_hole(int fd, off_t offset, off_t length);
 /// Returns -1 with errno set where the file system cannot (EOPNOTSUPP, EISDIR on old kernels).
 int cfs_open_anonymous(const char *directory);
 
+/// Catches `numbers` (SIGINT, SIGTERM) with a handler that writes each signal's number as one
+/// byte to a pipe (the only async-signal-safe thing it does), installed at once with sigaction:
+/// no signal is lost between installing and listening. Returns the pipe's read end (non-blocking,
+/// close-on-exec), or -1 with errno set.
+int cfs_catch_signals(const int *numbers, int count);
+
+/// Gives `numbers` their default action again.
+void cfs_default_signals(const int *numbers, int count);
+
 #endif
