@@ -60,3 +60,28 @@ struct S3ListingPagingTests {
         #expect(url.contains("encoding-type=url"), "\(url)")
     }
 }
+
+/// A store whose listing never ends (every page truncated with the same token), from our fault
+/// server: the prefix batch stops at the second page with an error naming the prefix, instead of
+/// asking forever.
+@Suite(.serialized)
+final class LoopingListingTests {
+    let server: FaultServer
+
+    init() throws { server = try FaultServer() }
+
+    deinit { server.stop() }
+
+    @Test func aRepeatedContinuationTokenEndsTheListingWithAnError() throws {
+        let out = try TemporaryDirectory("rf-loop")
+        let environment = ["AWS_ENDPOINT_URL": server.baseURL, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+                           "AWS_REGION": "us-east-1", "AWS_PROFILE": "", "HOME": out.path]
+        let result = try runCLI(["--no-config", "s3://loopingbucket/p/", "--no-sign-request", "-d", out.path],
+                                environment: environment, timeoutSeconds: 30)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("s3://loopingbucket/p/") && result.stderr.contains("same continuation token"),
+                "\(result.stderr)")
+        let pages = try server.stats().log.filter { $0.path.hasPrefix("/loopingbucket") }.count
+        #expect(pages == 2, "\(pages) listing pages asked for")
+    }
+}

@@ -29,6 +29,8 @@ Paths
                             "accept_encoding_lines" how many such header lines came. A request is
                             logged once its response is finished (or broken off). Control
                             endpoints are not logged.
+  /loopingbucket            an S3 ListObjectsV2 listing whose every page is truncated with the same
+                            NextContinuationToken ("same"); each page names one new key.
   /_reset                   GET or POST: clears the stats and every per-URL counter (cutcount,
                             tricklecount, stallcount, status503, statuscount, changeafter).
 
@@ -237,6 +239,7 @@ class State:
     def add(self, key, name, amount):
         with self.lock:
             self.counters[(key, name)] = self.counters.get((key, name), 0) + amount
+            return self.counters[(key, name)]
 
     def record(self, entry):
         with self.lock:
@@ -620,6 +623,17 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/_reset":
             STATE.reset()
             self.simple(204, b"", record=False)
+            return
+        if path.rstrip("/") == "/loopingbucket":
+            # An S3 store whose ListObjectsV2 pages never end: every page is truncated and names
+            # the same NextContinuationToken (botocore stops: "the same next token was received
+            # twice"). Each page lists one new key.
+            page = STATE.add(self.key.split("?")[0], "pages", 1)
+            body = ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult>'
+                    f'<Name>loopingbucket</Name><Prefix>p/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>'
+                    f'<EncodingType>url</EncodingType><IsTruncated>true</IsTruncated><NextContinuationToken>same</NextContinuationToken>'
+                    f'<Contents><Key>p/k{page}.bin</Key><Size>10</Size><ETag>"x"</ETag></Contents></ListBucketResult>')
+            self.simple(200, body.encode(), [("Content-Type", "application/xml")])
             return
 
         faults = Faults(url.query)
