@@ -1,0 +1,64 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import RangeFetch
+
+/// The work's thread is finished with before its result is handed back: whatever the work held is
+/// released on it and its thread-exit handlers (OpenSSL frees its per-thread state in one) have
+/// run, so a caller that then exits the process finds no thread still inside libcurl or OpenSSL.
+/// Each release below is slow on purpose (50 ms, like closing TLS connections under load): handed
+/// back first, the caller would see it unfinished.
+struct BlockingWorkTests {
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+        func set(_ on: Bool = true) { value.store(on, ordering: .sequentiallyConsistent) }
+    }
+
+    final class SlowToRelease: Sendable {
+        let released: Flag
+        init(_ released: Flag) { self.released = released }
+        deinit {
+            usleep(50_000)
+            released.set()
+        }
+    }
+
+    static let released = Flag()
+
+    /// Work whose closure alone holds `held` (as a download's closure holds its handles).
+    static func workHolding(_ held: SlowToRelease) -> @Sendable () throws(DownloadError) -> Int {
+        { () throws(DownloadError) -> Int in withExtendedLifetime(held) { 7 } }
+    }
+    static let threadEnded = Flag()
+
+    @Test func whatTheWorkHeldIsReleasedBeforeTheResultIsHandedBack() async throws {
+        Self.released.set(false)
+        let value = try await BlockingWork.run(cancellation: CancellationFlag(), Self.workHolding(SlowToRelease(Self.released)))
+        #expect(value == 7)
+        #expect(Self.released.isSet, "the work's captures were still alive")
+    }
+
+    @Test func theThreadsExitHandlersHaveRunWhenTheResultIsHandedBack() async throws {
+        Self.threadEnded.set(false)
+        var key = pthread_key_t()
+        #expect(pthread_key_create(&key, { _ in
+            usleep(50_000)
+            BlockingWorkTests.threadEnded.set()
+        }) == 0)
+        let installed = key
+        try await BlockingWork.run(cancellation: CancellationFlag()) { () throws(DownloadError) in
+            pthread_setspecific(installed, UnsafeRawPointer(bitPattern: 1))
+        }
+        #expect(Self.threadEnded.isSet, "the work's thread was still ending")
+        pthread_key_delete(key)
+    }
+
+    @Test func aFailureIsHandedBackTheSameWay() async {
+        await #expect(throws: DownloadError.self) {
+            try await BlockingWork.run(cancellation: CancellationFlag()) { () throws(DownloadError) -> Int in
+                throw DownloadError(.invalidOption, "no")
+            }
+        }
+    }
+}
