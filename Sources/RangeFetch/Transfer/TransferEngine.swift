@@ -508,7 +508,7 @@ final class TransferEngine {
         }
         nextTransferID += 1
         let transfer = SegmentTransfer(id: nextTransferID, segment: segment, requested: requested,
-                                       url: sources[id].source.requestURL, writer: writer, pool: pool,
+                                       url: sources[source: id].requestURL, writer: writer, pool: pool,
                                        remote: sources[id].remote, now: now)
         transfer.sourceID = id
         sources.started(id)
@@ -516,7 +516,7 @@ final class TransferEngine {
         if let requested {
             transfer.easy.set(CURLOPT_RANGE, requested.httpRangeSpec)
             // A file that changed since the probe answers 200 instead of 206: caught, never merged.
-            if let validator = sources[id].source.ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
+            if let validator = sources[source: id].ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
             extraHeaders.append("Accept-Encoding: identity")
         }
         transfer.limiter = limiter
@@ -663,7 +663,7 @@ final class TransferEngine {
         guard let (how, id) = pushback else { return }
         pushback = nil
         let count = scheduler.targetConnections
-        report(.warning("\(sources[id].source.userURL): server refused connections (\(how)); continuing with at most \(count) connection\(count == 1 ? "" : "s")"))
+        report(.warning("\(sources[source: id].userURL): server refused connections (\(how)); continuing with at most \(count) connection\(count == 1 ? "" : "s")"))
     }
 
     /// How a failure counts against the retry budget.
