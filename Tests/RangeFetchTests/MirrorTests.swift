@@ -106,4 +106,21 @@ final class MirrorTests {
         #expect(result.stderr.contains("cut=65536 dropped: 2 requests in a row failed"), "\(result.stderr)")
         #expect(result.stderr.contains("rate=200000 dropped: it delivers"), "\(result.stderr)")
     }
+
+    /// A mirror that refuses connections beyond its limit (429) is the one named in the warning,
+    /// not the main URL; refusing twice in a row, it is dropped, and the file is exact.
+    @Test func aMirrorRefusingConnectionsIsNamedNotTheMainURL() throws {
+        let main = try FaultServer()
+        let limited = try FaultServer()
+        defer { main.stop(); limited.stop() }
+        let size: Int64 = 16 << 20
+        let mainURL = main.dataURL(size: size, "rate=4000000")
+        let mirrorURL = limited.dataURL(size: size, "maxconcurrent=1&limitstatus=429&retryafter=none")
+        let result = try runCLI([mainURL, "--mirror", mirrorURL, "-o", out.file("r.bin"), "-n", "8", "--min-segment", "1M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try main.expectFile(out.file("r.bin"), size: size, sourceLocation: #_sourceLocation)
+        #expect(try limited.stats().log.contains { $0.status == 429 }, "the mirror never refused: the test proves nothing")
+        #expect(result.stderr.contains("\(mirrorURL): server refused connections (HTTP 429)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("\(mainURL): server refused connections"), "\(result.stderr)")
+    }
 }

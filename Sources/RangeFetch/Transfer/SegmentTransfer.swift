@@ -39,8 +39,8 @@ final class SegmentTransfer {
     private(set) var httpVersion: String?
     /// The URL this request asked for.
     let url: String
-    /// Which of the download's sources it asked (0: the main URL; others: mirrors).
-    var sourceIndex = 0
+    /// Which of the download's sources it asked.
+    var sourceID = SourceID.main
     /// Where the answer came from after redirects, once its head was checked.
     private(set) var effectiveURL: String?
     /// The response carried another ETag than the probe's for the same file (see ``Source``).

@@ -152,19 +152,8 @@ final class TransferEngine {
     private var failuresWithoutProgress = 0
     /// ``receivedBytes`` when the last failure was counted: more since then is progress.
     private var receivedAtLastFailure: Int64 = -1
-    /// Where requests go, and the `If-Range` validator: the main URL first, then each mirror.
-    private var sources: [Source]
-    /// Each source's probe (its size, validators).
-    private let remotes: [RemoteFile]
-    /// How each source is used and how it does.
-    private var usage: [SourceUsage]
-    /// Each source's origin (scheme, host, port), as the batch's per-host limit counts it.
-    private let sourceHosts: [String]
-    /// The main URL's source (redirects, expiring signatures, reports).
-    private var source: Source {
-        get { sources[0] }
-        set { sources[0] = newValue }
-    }
+    /// The main URL and its mirrors: where requests go, how each does, which are dropped.
+    private var sources: SourceSet
     /// A checkpoint was called for at this time and waits for the writes flushed for it.
     private var checkpointDueSince: Double?
     /// Longest wait for those writes, seconds.
@@ -181,10 +170,7 @@ final class TransferEngine {
         self.multi = multi
         self.cancellation = cancellation
         self.report = report
-        remotes = [configuration.remote] + configuration.mirrors
-        sources = remotes.map(Source.init(remote:))
-        usage = Array(repeating: SourceUsage(), count: remotes.count)
-        sourceHosts = remotes.map { URLParts($0.finalURL)?.origin ?? "" }
+        sources = SourceSet(remote: configuration.remote, mirrors: configuration.mirrors)
         segments = configuration.segments.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
         for segment in segments { segmentsByID[segment.id] = segment }
         nextSegmentID = segments.count
@@ -225,9 +211,8 @@ final class TransferEngine {
         segments.map(\.state).sorted { $0.range.lower < $1.range.lower }
     }
 
-    /// The bytes each mirror delivered, by the mirror's URL (possibly a little more than was
-    /// kept: a failed request's last buffer is dropped): what ``MirrorSpotCheck`` checks.
-    private(set) var mirrorExtents: [String: [ByteRange]] = [:]
+    /// The bytes each mirror delivered, by the mirror's URL (see ``SourceSet/mirrorExtents``).
+    var mirrorExtents: [String: [ByteRange]] { sources.mirrorExtents }
 
     /// Connections the scheduler allows now.
     var targetConnections: Int { scheduler.targetConnections }
@@ -412,17 +397,17 @@ final class TransferEngine {
     /// URL, and origins that disagree on the ETag.
     private func noteAnswers() {
         for transfer in active.values where transfer.firstByteAt != nil {
-            sources[transfer.sourceIndex].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
-            sources[transfer.sourceIndex].progressed()
+            sources[source: transfer.sourceID].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
+            sources[source: transfer.sourceID].progressed()
             noteOtherETag(transfer)
         }
         dropSlowSources(now: MonotonicTime.now())
     }
 
     private func noteOtherETag(_ transfer: SegmentTransfer) {
-        let index = transfer.sourceIndex
-        guard transfer.sawOtherETag, sources[index].etagsSeenToDisagree() else { return }
-        report(.warning("\(sources[index].userURL): servers disagree on the ETag (\(remotes[index].etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
+        let id = transfer.sourceID
+        guard transfer.sawOtherETag, sources[source: id].etagsSeenToDisagree() else { return }
+        report(.warning("\(sources[source: id].userURL): servers disagree on the ETag (\(sources[id].remote.etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
     }
 
     /// Aborts the requests below the ``LowSpeedRule``'s floor (keeping their bytes) and schedules
@@ -483,7 +468,7 @@ final class TransferEngine {
         guard cut < segment.state.range.upper else { return true }
         let takeover = cut == segment.outstanding.lower
         // A takeover hands the victim's connection on; a plain split needs one more.
-        if !takeover, let lease = configuration.lease, !lease.acquire(host: sourceHosts[0]) { return false }
+        if !takeover, let lease = configuration.lease, !lease.acquire(host: sources[.main].origin) { return false }
         let tail = EngineSegment(id: nextSegmentID, state: SegmentState(range: ByteRange(cut, segment.state.range.upper)))
         nextSegmentID += 1
         if takeover {
@@ -502,16 +487,16 @@ final class TransferEngine {
     /// - Returns: `false` when the shared budget had no connection for it.
     @discardableResult
     private func start(_ segment: EngineSegment, now: Double, leased: Bool = false) -> Bool {
-        guard let index = pickSource() else {
-            if leased { configuration.lease?.release(host: sourceHosts[0]) }
+        guard let id = sources.pick(maximumPerSource: configuration.maximumConnectionsPerSource) else {
+            if leased { configuration.lease?.release(host: sources[.main].origin) }
             return false
         }
-        if leased && index != 0 {
+        if leased && !id.isMain {
             // The split took a connection to the main host; this request goes elsewhere.
-            configuration.lease?.release(host: sourceHosts[0])
-            if let lease = configuration.lease, !lease.acquire(host: sourceHosts[index]) { return false }
+            configuration.lease?.release(host: sources[.main].origin)
+            if let lease = configuration.lease, !lease.acquire(host: sources[id].origin) { return false }
         }
-        if !leased, let lease = configuration.lease, !lease.acquire(host: sourceHosts[index]) { return false }
+        if !leased, let lease = configuration.lease, !lease.acquire(host: sources[id].origin) { return false }
         let requested: ByteRange? = configuration.mode == .ranged ? segment.outstanding : nil
         if configuration.mode == .singleStream {
             // A single stream starts again from byte 0: earlier writes must land first.
@@ -523,15 +508,15 @@ final class TransferEngine {
         }
         nextTransferID += 1
         let transfer = SegmentTransfer(id: nextTransferID, segment: segment, requested: requested,
-                                       url: sources[index].requestURL, writer: writer, pool: pool, remote: remotes[index],
-                                       now: now)
-        transfer.sourceIndex = index
-        usage[index].active += 1
+                                       url: sources[source: id].requestURL, writer: writer, pool: pool,
+                                       remote: sources[id].remote, now: now)
+        transfer.sourceID = id
+        sources.started(id)
         var extraHeaders: [String] = []
         if let requested {
             transfer.easy.set(CURLOPT_RANGE, requested.httpRangeSpec)
             // A file that changed since the probe answers 200 instead of 206: caught, never merged.
-            if let validator = sources[index].ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
+            if let validator = sources[source: id].ifRangeValidator { extraHeaders.append("If-Range: \(validator)") }
             extraHeaders.append("Accept-Encoding: identity")
         }
         transfer.limiter = limiter
@@ -556,7 +541,7 @@ final class TransferEngine {
         let sawLoss = result == CURLE_OK ? transfer.easy.lastConnectionSawLoss : nil
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
         multi.remove(transfer.easy)
-        configuration.lease?.release(host: sourceHosts[transfer.sourceIndex])
+        configuration.lease?.release(host: sources[transfer.sourceID].origin)
         segment.transfer = nil
         ended(transfer)
         if transfer.head.status != 0 { transfer.validateHead() }
@@ -587,18 +572,21 @@ final class TransferEngine {
             report(.warning("\(configuration.remote.finalURL): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
         }
         if transfer.firstByteAt != nil {
-            sources[transfer.sourceIndex].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
-            sources[transfer.sourceIndex].progressed()
+            sources[source: transfer.sourceID].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
+            sources[source: transfer.sourceID].progressed()
         }
         noteOtherETag(transfer)
         let failed = (result != CURLE_OK && !transfer.stoppedAtSegmentEnd) || transfer.failure != nil
-        if failed, transfer.failure?.isFatal != true, mirrorFailed(transfer, result: result) {
+        if failed, transfer.failure?.isFatal != true,
+           let drop = sources.failed(transfer.sourceID,
+                                     why: transfer.failure?.error.message ?? transfer.easy.errorDetail ?? result.explanation) {
             // A source that fails again and again is dropped; the range goes to another source
             // without spending its tries.
+            carryOut(drop)
             try retry(segment, after: DownloadError(.transport(curlCode: 0), "source dropped"), retryAfter: 0, blame: .none)
             return
         }
-        if !failed { usage[transfer.sourceIndex].failuresInARow = 0 }
+        if !failed { sources.succeeded(transfer.sourceID) }
         if let failure = transfer.failure {
             if case .httpStatus(let status) = failure.error.code {
                 if Source.mayMeanExpiredSignature(status: status, body: transfer.errorText) {
@@ -606,7 +594,7 @@ final class TransferEngine {
                     return
                 }
                 if status == 429 || status == 503 {
-                    pushedBack(failure.error)
+                    pushedBack(failure.error, by: transfer.sourceID)
                     try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds, blame: .pushback)
                     return
                 }
@@ -632,7 +620,7 @@ final class TransferEngine {
         }
         guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
         let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)
-        if refusedConnection { pushedBack(error) }
+        if refusedConnection { pushedBack(error, by: transfer.sourceID) }
         try retry(segment, after: error, retryAfter: nil, blame: refusedConnection ? .pushback : .segment)
     }
 
@@ -640,17 +628,17 @@ final class TransferEngine {
     /// resolved afresh through the user's URL (see ``Source``); anything else stands.
     private func refused(_ transfer: SegmentTransfer, status: Int, error: DownloadError) throws(DownloadError) {
         let said = transfer.errorSummary.map { ", server said \($0)" } ?? ""
-        let index = transfer.sourceIndex
-        switch sources[index].refused(url: transfer.url, status: status, body: transfer.errorText) {
+        let id = transfer.sourceID
+        switch sources[source: id].refused(url: transfer.url, status: status, body: transfer.errorText) {
         case .reResolve:
-            report(.warning("\(sources[index].userURL): the redirect target refused a request (HTTP \(status)\(said)), as an expired signed URL does; following the URL again for a fresh one"))
+            report(.warning("\(sources[source: id].userURL): the redirect target refused a request (HTTP \(status)\(said)), as an expired signed URL does; following the URL again for a fresh one"))
             try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
         case .retry:
             try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
-        case .fatal where remotes.count > 1 && exclude(index, why: "it refused a request (HTTP \(status)\(said))"):
+        case .fatal where exclude(id, why: "it refused a request (HTTP \(status)\(said))"):
             try retry(transfer.segment, after: error, retryAfter: 0, blame: .none)
-        case .fatal where transfer.url == sources[index].userURL && sources[index].resolutions > 0:
-            throw DownloadError(error.code, "\(sources[index].userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked", remedy: error.remedy)
+        case .fatal where transfer.url == sources[source: id].userURL && sources[source: id].resolutions > 0:
+            throw DownloadError(error.code, "\(sources[source: id].userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked", remedy: error.remedy)
         case .fatal:
             throw DownloadError(error.code, error.message + said, remedy: error.remedy)
         }
@@ -658,22 +646,24 @@ final class TransferEngine {
 
     /// The server refused a connection (429, 503, a refused or reset connect): fewer connections.
     /// Refusals that arrive together are reported once, by ``reportPushback()``.
-    private func pushedBack(_ error: DownloadError) {
+    private func pushedBack(_ error: DownloadError, by id: SourceID) {
+        sources.pushedBack(id)
         let before = scheduler.targetConnections
         scheduler.notePushback()
         if scheduler.targetConnections < before {
-            pushback = if case .httpStatus(let status) = error.code { "HTTP \(status)" } else { "connection refused or reset" }
+            let how = if case .httpStatus(let status) = error.code { "HTTP \(status)" } else { "connection refused or reset" }
+            pushback = (how, id)
         }
     }
 
-    /// How the server last refused a connection, not reported yet.
-    private var pushback: String?
+    /// How a server last refused a connection, and which source it was, not reported yet.
+    private var pushback: (how: String, by: SourceID)?
 
     private func reportPushback() {
-        guard let how = pushback else { return }
+        guard let (how, id) = pushback else { return }
         pushback = nil
         let count = scheduler.targetConnections
-        report(.warning("\(source.userURL): server refused connections (\(how)); continuing with at most \(count) connection\(count == 1 ? "" : "s")"))
+        report(.warning("\(sources[source: id].userURL): server refused connections (\(how)); continuing with at most \(count) connection\(count == 1 ? "" : "s")"))
     }
 
     /// How a failure counts against the retry budget.
@@ -721,103 +711,43 @@ final class TransferEngine {
 
     // MARK: Sources (the main URL and its mirrors)
 
-    /// A source's connections, its record, and whether it was dropped.
-    struct SourceUsage {
-        var active = 0
-        /// Body bytes and seconds of its finished requests (from their first byte).
-        var bytes: Int64 = 0
-        var seconds = 0.0
-        /// Requests in a row that failed.
-        var failuresInARow = 0
-        var dropped = false
-
-        /// Bytes per second per connection, once it has a second of record.
-        var rate: Double? { Self.rate(bytes: bytes, seconds: seconds) }
-
-        static func rate(bytes: Int64, seconds: Double) -> Double? { seconds >= 1 ? Double(bytes) / seconds : nil }
-    }
-
-    /// A mirror failing this many requests in a row without a byte is dropped.
-    static let mirrorFailuresToDrop = 2
-    /// A source delivering under this fraction of the best source's rate per connection is dropped.
-    static let slowSourceFraction = 0.25
-
-    /// The source for the next request: one not dropped with room under the per-source limit;
-    /// one not measured yet first (so each gets tried), else the fastest per connection, ties to
-    /// the least busy. `nil` when every source is full.
-    private func pickSource() -> Int? {
-        let open = usage.indices.filter { !usage[$0].dropped && usage[$0].active < configuration.maximumConnectionsPerSource }
-        guard remotes.count > 1 else { return open.first }
-        return open.min { a, b in
-            let (rateA, rateB) = (usage[a].rate ?? .infinity, usage[b].rate ?? .infinity)
-            // Within 10% counts as the same speed: spread evenly then.
-            if max(rateA, rateB) > 1.1 * min(rateA, rateB) { return rateA > rateB }
-            return usage[a].active < usage[b].active
-        }
-    }
-
-    /// Books a request's end against its source.
+    /// Books a request's end against its source (and a mirror's delivered bytes).
     private func ended(_ transfer: SegmentTransfer) {
-        let index = transfer.sourceIndex
-        usage[index].active = max(0, usage[index].active - 1)
-        if index > 0, let requested = transfer.requested, transfer.bytesReceived > 0 {
-            mirrorExtents[remotes[index].url, default: []].append(
-                ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
+        let id = transfer.sourceID
+        if let requested = transfer.requested, transfer.bytesReceived > 0 {
+            sources.delivered(id, ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
         }
-        if let first = transfer.firstByteAt {
-            usage[index].bytes += transfer.bytesReceived
-            usage[index].seconds += max(0, MonotonicTime.now() - first)
-        }
+        sources.ended(id, bytes: transfer.bytesReceived, firstByteAt: transfer.firstByteAt, now: MonotonicTime.now())
     }
 
-    /// A request to one of several sources failed: `true` when that source is now dropped
-    /// (``mirrorFailuresToDrop`` failures in a row, while another source remains).
-    private func mirrorFailed(_ transfer: SegmentTransfer, result: CURLcode) -> Bool {
-        let index = transfer.sourceIndex
-        guard remotes.count > 1 else { return false }
-        usage[index].failuresInARow += 1
-        guard usage[index].failuresInARow >= Self.mirrorFailuresToDrop else { return false }
-        let why = transfer.failure?.error.message ?? transfer.easy.errorDetail ?? result.explanation
-        return exclude(index, why: "\(Self.mirrorFailuresToDrop) requests in a row failed (\(why))")
-    }
-
-    /// Drops sources far slower per connection than the best one (while another remains). Requests
-    /// still running count once a second past their first byte, so a crawling mirror is dropped
-    /// during its first (long) request rather than after it.
+    /// Drops sources far slower per connection than the best one (see ``SourceSet/slowSources(running:now:)``).
     private func dropSlowSources(now: Double) {
-        guard remotes.count > 1 else { return }
-        var record = usage.map { (bytes: $0.bytes, seconds: $0.seconds) }
-        for transfer in active.values {
-            guard let first = transfer.firstByteAt, now - first >= 1 else { continue }
-            record[transfer.sourceIndex].bytes += transfer.bytesReceived
-            record[transfer.sourceIndex].seconds += now - first
+        guard sources.hasMirrors else { return }
+        let running = active.values.map {
+            SourceSet.Running(id: $0.sourceID, bytes: $0.bytesReceived, firstByteAt: $0.firstByteAt)
         }
-        let rates = usage.indices.compactMap { index in
-            usage[index].dropped ? nil : SourceUsage.rate(bytes: record[index].bytes, seconds: record[index].seconds).map { (index, $0) }
-        }
-        guard let best = rates.map(\.1).max(), rates.count > 1 else { return }
-        for (index, rate) in rates where rate < Self.slowSourceFraction * best {
-            let slow = ByteCount.format(Int64(rate)), fast = ByteCount.format(Int64(best))
-            _ = exclude(index, why: "it delivers \(slow)/s per connection against \(fast)/s from the fastest source")
-        }
+        for drop in sources.slowSources(running: running, now: now) { carryOut(drop) }
     }
 
     /// Stops using a source (its running requests go to the others); `false` when it is the
     /// last one left.
-    @discardableResult
-    private func exclude(_ index: Int, why: String) -> Bool {
-        guard !usage[index].dropped, usage.indices.contains(where: { $0 != index && !usage[$0].dropped }) else { return false }
-        usage[index].dropped = true
-        report(.warning("\(index == 0 ? "main URL" : "mirror") \(Redaction.url(remotes[index].url)) dropped: \(why)"))
-        for transfer in active.values where transfer.sourceIndex == index { detach(transfer) }
+    private func exclude(_ id: SourceID, why: String) -> Bool {
+        guard let drop = sources.exclude(id, why: why) else { return false }
+        carryOut(drop)
         return true
+    }
+
+    /// Warns that a source is dropped and moves its running requests to the others.
+    private func carryOut(_ drop: SourceSet.Drop) {
+        report(.warning(drop.message))
+        for transfer in active.values where transfer.sourceID == drop.id { detach(transfer) }
     }
 
     /// Removes a transfer from the multi handle mid-flight, keeping its valid buffered bytes.
     /// libcurl closes its connection, so a replacement request gets a fresh one.
     private func detach(_ transfer: SegmentTransfer) {
         multi.remove(transfer.easy)
-        configuration.lease?.release(host: sourceHosts[transfer.sourceIndex])
+        configuration.lease?.release(host: sources[transfer.sourceID].origin)
         ended(transfer)
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil

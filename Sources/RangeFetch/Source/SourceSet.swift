@@ -1,0 +1,201 @@
+/// Names one source of a download within its ``SourceSet``: stable for the download's life.
+struct SourceID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Its position: 0 is the main URL, the others are mirrors in the order given.
+    let index: Int
+
+    /// The main URL's source.
+    static let main = SourceID(index: 0)
+
+    var isMain: Bool { index == 0 }
+
+    static func < (a: SourceID, b: SourceID) -> Bool { a.index < b.index }
+
+    var description: String { "source \(index)" }
+}
+
+/// The sources of one file (the main URL and its mirrors) and how each is used and does: which
+/// one the next request goes to, when one is dropped, and what each mirror delivered.
+///
+/// A pure value on the engine thread (aria2's FileEntry and URISelector): fed what requests did,
+/// it answers with decisions (``SourceID``s to ask, ``Drop``s to carry out) and the engine acts
+/// on them. No sockets, no clock of its own (times are monotonic seconds passed in); tested as a
+/// table.
+struct SourceSet: Sendable {
+    /// How a source is used and how it does.
+    struct Usage: Sendable, Equatable {
+        /// Requests to it running now.
+        var active = 0
+        /// Body bytes and seconds of its finished requests (seconds from their first byte).
+        var bytes: Int64 = 0
+        var seconds = 0.0
+        /// Requests in a row that failed.
+        var failuresInARow = 0
+        /// It gets no more requests.
+        var dropped = false
+        /// Times it refused a connection (429, 503, a refused or reset connect).
+        var pushbacks = 0
+
+        /// Bytes per second per connection, once it has a second of record.
+        var rate: Double? { Self.rate(bytes: bytes, seconds: seconds) }
+
+        static func rate(bytes: Int64, seconds: Double) -> Double? { seconds >= 1 ? Double(bytes) / seconds : nil }
+    }
+
+    /// One source: where its requests go, its probe, its origin, and its record.
+    struct Entry: Sendable {
+        /// Where requests go and the `If-Range` validator (redirects, expiring signatures).
+        var source: Source
+        /// Its probe (size, validators).
+        let remote: RemoteFile
+        /// `scheme://host:port` of its resolved URL, as a shared per-host limit counts it.
+        let origin: String
+        var usage = Usage()
+    }
+
+    /// A source to stop using: the engine warns with ``message`` and moves its running requests
+    /// to the others.
+    struct Drop: Sendable, Equatable {
+        let id: SourceID
+        /// The source's URL, redacted for messages.
+        let url: String
+        /// Why, for the warning (`2 requests in a row failed (...)`).
+        let reason: String
+
+        /// `mirror URL dropped: reason` (`main URL ...` for the main one).
+        var message: String { "\(id.isMain ? "main URL" : "mirror") \(url) dropped: \(reason)" }
+    }
+
+    /// A mirror failing this many requests in a row is dropped.
+    static let failuresToDrop = 2
+    /// A source delivering under this fraction of the best source's rate per connection is dropped.
+    static let slowFraction = 0.25
+    /// Rates within this factor of each other count as the same speed.
+    static let tieFactor = 1.1
+
+    private(set) var entries: [Entry]
+
+    /// The bytes each mirror delivered, by the mirror's URL (possibly a little more than was
+    /// kept: a failed request's last buffer is dropped): what ``MirrorSpotCheck`` checks.
+    private(set) var mirrorExtents: [String: [ByteRange]] = [:]
+
+    /// `remote` is the main URL's probe; `mirrors` the others', checked to agree with it.
+    init(remote: RemoteFile, mirrors: [RemoteFile] = []) {
+        entries = ([remote] + mirrors).map {
+            Entry(source: Source(remote: $0), remote: $0, origin: URLParts($0.finalURL)?.origin ?? "")
+        }
+    }
+
+    /// Every source's id, the main URL's first.
+    var ids: [SourceID] { entries.indices.map(SourceID.init(index:)) }
+
+    /// More than one source: mirrors are in play.
+    var hasMirrors: Bool { entries.count > 1 }
+
+    subscript(id: SourceID) -> Entry { entries[id.index] }
+
+    /// Where a source's requests go; mutable so the engine can feed it what responses said.
+    subscript(source id: SourceID) -> Source {
+        get { entries[id.index].source }
+        set { entries[id.index].source = newValue }
+    }
+
+    // MARK: Picking
+
+    /// The source for the next request: one not dropped with room under `maximumPerSource`; one
+    /// not measured yet first (so each gets tried), else the fastest per connection, rates within
+    /// 10% going to the least busy. `nil` when every source is full or dropped.
+    func pick(maximumPerSource: Int) -> SourceID? {
+        let open = entries.indices.filter { !entries[$0].usage.dropped && entries[$0].usage.active < maximumPerSource }
+        guard hasMirrors else { return open.first.map(SourceID.init(index:)) }
+        return open.min { a, b in
+            let (usageA, usageB) = (entries[a].usage, entries[b].usage)
+            let (rateA, rateB) = (usageA.rate ?? .infinity, usageB.rate ?? .infinity)
+            if max(rateA, rateB) > Self.tieFactor * min(rateA, rateB) { return rateA > rateB }
+            return usageA.active < usageB.active
+        }.map(SourceID.init(index:))
+    }
+
+    // MARK: Requests
+
+    /// A request to `id` started.
+    mutating func started(_ id: SourceID) {
+        entries[id.index].usage.active += 1
+    }
+
+    /// A request to `id` ended (finished, failed or detached) after `bytes` body bytes, the first
+    /// of them at `firstByteAt` (`nil`: none came).
+    mutating func ended(_ id: SourceID, bytes: Int64, firstByteAt: Double?, now: Double) {
+        entries[id.index].usage.active = max(0, entries[id.index].usage.active - 1)
+        if let firstByteAt {
+            entries[id.index].usage.bytes += bytes
+            entries[id.index].usage.seconds += max(0, now - firstByteAt)
+        }
+    }
+
+    /// A mirror delivered the bytes `range` (the main URL's bytes are not recorded).
+    mutating func delivered(_ id: SourceID, _ range: ByteRange) {
+        guard !id.isMain, !range.isEmpty else { return }
+        mirrorExtents[entries[id.index].remote.url, default: []].append(range)
+    }
+
+    /// A request to `id` failed (for `why`): a mirror failing ``failuresToDrop`` in a row is
+    /// dropped while another source remains. Only counted with several sources.
+    mutating func failed(_ id: SourceID, why: String) -> Drop? {
+        guard hasMirrors else { return nil }
+        entries[id.index].usage.failuresInARow += 1
+        guard entries[id.index].usage.failuresInARow >= Self.failuresToDrop else { return nil }
+        return exclude(id, why: "\(Self.failuresToDrop) requests in a row failed (\(why))")
+    }
+
+    /// A request to `id` succeeded: its run of failures ends.
+    mutating func succeeded(_ id: SourceID) {
+        entries[id.index].usage.failuresInARow = 0
+    }
+
+    /// `id` refused a connection (429, 503, a refused or reset connect).
+    mutating func pushedBack(_ id: SourceID) {
+        entries[id.index].usage.pushbacks += 1
+    }
+
+    /// A request still running: its source, its body bytes so far, when its first byte came.
+    struct Running: Sendable, Equatable {
+        var id: SourceID
+        var bytes: Int64
+        var firstByteAt: Double?
+    }
+
+    /// Drops sources far slower per connection than the best one (under ``slowFraction`` of it),
+    /// never the last one left. Requests still `running` count once a second past their first
+    /// byte, so a crawling mirror is dropped during its first (long) request rather than after it.
+    mutating func slowSources(running: [Running], now: Double) -> [Drop] {
+        guard hasMirrors else { return [] }
+        var record = entries.map { (bytes: $0.usage.bytes, seconds: $0.usage.seconds) }
+        for request in running {
+            guard let first = request.firstByteAt, now - first >= 1 else { continue }
+            record[request.id.index].bytes += request.bytes
+            record[request.id.index].seconds += now - first
+        }
+        let rates = entries.indices.compactMap { index in
+            entries[index].usage.dropped
+                ? nil : Usage.rate(bytes: record[index].bytes, seconds: record[index].seconds).map { (index, $0) }
+        }
+        guard let best = rates.map(\.1).max(), rates.count > 1 else { return [] }
+        var drops: [Drop] = []
+        for (index, rate) in rates where rate < Self.slowFraction * best {
+            let slow = ByteCount.format(Int64(rate)), fast = ByteCount.format(Int64(best))
+            if let drop = exclude(SourceID(index: index),
+                                  why: "it delivers \(slow)/s per connection against \(fast)/s from the fastest source") {
+                drops.append(drop)
+            }
+        }
+        return drops
+    }
+
+    /// Stops using `id`; `nil` when it is already dropped or the last one left.
+    mutating func exclude(_ id: SourceID, why: String) -> Drop? {
+        guard !entries[id.index].usage.dropped,
+              entries.indices.contains(where: { $0 != id.index && !entries[$0].usage.dropped }) else { return nil }
+        entries[id.index].usage.dropped = true
+        return Drop(id: id, url: Redaction.url(entries[id.index].remote.url), reason: why)
+    }
+}
