@@ -45,7 +45,11 @@ extension Get {
     }
 
     private func downloadBatch(reporter: BatchReporter) async throws(DownloadError) -> BatchSummary {
-        let downloader = Downloader(options: try makeOptions())
+        var options = try makeOptions()
+        // One S3 configuration for the run: the prefixes' listings and every object's requests
+        // (an -i list's s3:// lines alone are covered by download(batch:)).
+        if options.s3 == nil, urls.contains(where: { S3Location($0) != nil }) { options.s3 = try S3Configuration.load() }
+        let downloader = Downloader(options: options)
         let entries = try await loadEntries(downloader)
         reporter.begin(urls: entries.map(\.url))
         let batch = batchOptions
