@@ -19,11 +19,8 @@ extension Get {
         guard (1...1024).contains(maxConnections) else {
             throw ValidationError("--max-connections must be between 1 and 1024 for a batch (got \(maxConnections))")
         }
-        guard (1...1024).contains(maxConnectionsPerHost ?? 16) else {
-            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(maxConnectionsPerHost ?? 16))")
-        }
-        if let shard {
-            do { _ = try ShardSelector(parsing: shard) } catch { throw ValidationError("--shard: \(error.message)") }
+        guard (1...1024).contains(batchPerHost) else {
+            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(batchPerHost))")
         }
     }
 
@@ -67,11 +64,17 @@ extension Get {
         }
     }
 
+    /// The most connections to one host in a batch: -x, else --max-connections-per-host, else
+    /// the library's default.
+    private var batchPerHost: Int {
+        aria2MaxPerHost?.perHost ?? maxConnectionsPerHost ?? BatchOptions().maximumConnectionsPerHost
+    }
+
     private var batchOptions: BatchOptions {
         var batch = BatchOptions()
         batch.jobs = jobs
         batch.maximumConnections = maxConnections
-        batch.maximumConnectionsPerHost = aria2PerHostCount ?? maxConnectionsPerHost ?? 16
+        batch.maximumConnectionsPerHost = batchPerHost
         batch.failFast = failFast
         batch.directory = directory ?? "."
         return batch
@@ -100,8 +103,7 @@ extension Get {
         }
         let defaultDirectory = directory ?? "."
         try Manifest.checkDistinctPaths(entries, defaultDirectory: defaultDirectory)
-        if let shard {
-            let selector = try ShardSelector(parsing: shard)
+        if let selector = shard?.selector {
             entries = entries.filter { selector.includes($0.url) }
         }
         if let checksumFile = checks.checksumFile {
