@@ -25,23 +25,13 @@ struct Get: AsyncParsableCommand {
     @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i).")
     var urls: [String] = []
 
-    @Option(name: [.short, .customLong("input-file")], help: ArgumentHelp("Download every URL listed in this file ('-' for stdin): one URL per line, with aria2c's indented 'out=', 'dir=' (inside -d, no '..'), 'checksum=', 'header=' lines, or JSON lines {\"url\": ..., \"out\": ..., \"sha256\": ...}. Example: -i models.txt", valueName: "file"))
-    var inputFile: String?
-
-    @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Files downloaded at once in a batch. Example: -j 16", valueName: "n"))
-    var jobs: Int = 4
+    @OptionGroup(title: "Batch options") var batch: BatchOptionGroup
 
     @Option(name: .customLong("max-connections-per-host"), help: ArgumentHelp("The most connections to any one host (scheme, host, port) at once: in a batch (default 16), and for each source of a file (default: no limit beyond -n; so mirrors on other hosts add connections). Example: --max-connections-per-host 8", valueName: "n"))
     var maxConnectionsPerHost: Int?
 
     @Option(name: .customLong("mirror"), help: ArgumentHelp("Another URL of the same file (repeatable; in an -i list, TAB-separated URLs on one line). Ranges are spread over the sources by their speed; a mirror must first serve the same size and the same bytes at sampled offsets, and one that disagrees, fails or is far slower is dropped with a warning. Without a checksum, each range a mirror sends is spot-checked against the main URL and a mirror caught sending other bytes is dropped and its ranges fetched again; only a checksum proves every byte. -u, Authorization and Cookie go to the main URL's host only (a mirror URL may carry its own user:password@). Example: --mirror https://eu.example.com/f.iso", valueName: "url"))
     var mirrors: [String] = []
-
-    @Option(name: .customLong("shard"), help: ArgumentHelp("Download only the batch entries whose URL hashes to shard K of N (0 <= K < N), so N machines can split one list with no coordinator. Example: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT", valueName: "K/N"), transform: ShardArgument.parse)
-    var shard: ShardArgument?
-
-    @Flag(name: .customLong("fail-fast"), help: "In a batch, stop every file at the first failure (by default the others finish).")
-    var failFast = false
 
     @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this path. A symbolic link is followed (the file it names gets the bytes). '-' means standard output, and a pipe, FIFO or device (/dev/null) is written into: ranges still arrive in parallel and go out in order, through a spool of at most --stream-window in $TMPDIR (else /var/tmp); a slow reader slows the download. A stream keeps no journal and cannot be resumed, and a --checksum is checked after the last byte, when the reader already has every byte (exit 5 on a mismatch). Example: -o /tmp/file.iso, or -o - | tar x", valueName: "path"))
     var output: String?
