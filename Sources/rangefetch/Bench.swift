@@ -30,20 +30,20 @@ struct Bench: AsyncParsableCommand {
     @Argument(help: "The http:// or https:// URL of a large file to fetch ranges of.")
     var url: String
 
-    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Connection counts to measure, ascending, comma-separated, each 1 to 64. Example: -n 1,2,4,8", valueName: "list"))
-    var connections: String = "1,2,4,8,16,32"
+    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Connection counts to measure, ascending, comma-separated, each 1 to 64. Example: -n 1,2,4,8", valueName: "list"), transform: ConnectionCountsArgument.parse)
+    var connections = ConnectionCountsArgument(counts: BenchPlan().connectionCounts)
 
     @Option(name: .customLong("duration"), help: ArgumentHelp("Seconds per run at most. Example: --duration 10", valueName: "seconds"))
     var duration: Double = 5
 
-    @Option(name: .customLong("bytes"), help: ArgumentHelp("Bytes per run at most (K/M/G suffixes; default: the whole file). Example: --bytes 1G", valueName: "size"))
-    var bytes: String?
+    @Option(name: .customLong("bytes"), help: ArgumentHelp("Bytes per run at most (K/M/G suffixes; default: the whole file). Example: --bytes 1G", valueName: "size"), transform: ByteCountArgument.benchBytes)
+    var bytes: ByteCountArgument?
 
     @Option(name: .customLong("runs"), help: ArgumentHelp("Runs per connection count; the median and spread are reported. Example: --runs 5", valueName: "n"))
     var runs: Int = 3
 
-    @Option(name: .customLong("sink"), help: ArgumentHelp("Where bytes go: null (discard) or disk (a temporary sparse file, removed afterwards). Example: --sink disk", valueName: "null|disk"))
-    var sink: String = "null"
+    @Option(name: .customLong("sink"), help: ArgumentHelp("Where bytes go: null (discard) or disk (a temporary sparse file, removed afterwards). Example: --sink disk", valueName: "null|disk"), transform: BenchSinkArgument.parse)
+    var sink = BenchSinkArgument(sink: .null)
 
     @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Directory for --sink disk's temporary file. Example: -d /data", valueName: "dir"))
     var directory: String = "."
@@ -63,20 +63,9 @@ struct Bench: AsyncParsableCommand {
     @OptionGroup var network: NetworkOptions
 
     func validate() throws {
-        guard let counts = connectionCounts else {
-            throw ValidationError("-n/--connections takes counts like 1,2,4,8 (got '\(connections)')")
-        }
-        if let bytes, (ByteCount.parse(bytes) ?? 0) < 1 {
-            throw ValidationError("--bytes must be a size of at least 1 byte, like 512M (got '\(bytes)')")
-        }
-        guard BenchPlan.Sink(rawValue: sink) != nil else {
-            throw ValidationError("--sink takes null or disk (got '\(sink)')")
-        }
         try network.check()
         if network.maxSpeed != nil { throw ValidationError("bench measures the link; it does not take --max-speed") }
-        var plan = makePlan()
-        plan.connectionCounts = counts
-        if let problem = plan.problem() { throw ValidationError(problem) }
+        if let problem = makePlan().problem() { throw ValidationError(problem) }
     }
 
     func run() async throws {
@@ -132,23 +121,16 @@ struct Bench: AsyncParsableCommand {
 
     private func makePlan() -> BenchPlan {
         var plan = BenchPlan()
-        plan.connectionCounts = connectionCounts ?? plan.connectionCounts
+        plan.connectionCounts = connections.counts
         plan.durationSeconds = duration
-        plan.maximumBytes = bytes.flatMap(ByteCount.parse)
+        plan.maximumBytes = bytes?.bytes
         plan.runs = runs
-        plan.sink = BenchPlan.Sink(rawValue: sink) ?? .null
+        plan.sink = sink.sink
         plan.diskDirectory = directory
         plan.stopWhenFlat = !fullSweep
         plan.maximumRetries = max(0, network.maxTries - 1)
         plan.request = network.requestOptions()
         return plan
-    }
-
-    /// `1,2,4` as numbers; `nil` when any item is not one.
-    private var connectionCounts: [Int]? {
-        let items = connections.split(separator: ",", omittingEmptySubsequences: false).map { Int(String($0).filter { $0 != " " }) }
-        guard !items.isEmpty, items.allSatisfy({ $0 != nil }) else { return nil }
-        return items.compactMap { $0 }
     }
 }
 

@@ -25,11 +25,7 @@ struct Get: AsyncParsableCommand {
     @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i).")
     var urls: [String] = []
 
-    @Option(name: [.short, .customLong("input-file")], help: ArgumentHelp("Download every URL listed in this file ('-' for stdin): one URL per line, with aria2c's indented 'out=', 'dir=' (inside -d, no '..'), 'checksum=', 'header=' lines, or JSON lines {\"url\": ..., \"out\": ..., \"sha256\": ...}. Example: -i models.txt", valueName: "file"))
-    var inputFile: String?
-
-    @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Files downloaded at once in a batch. Example: -j 16", valueName: "n"))
-    var jobs: Int = 4
+    @OptionGroup(title: "Batch options") var batch: BatchOptionGroup
 
     @Option(name: .customLong("max-connections-per-host"), help: ArgumentHelp("The most connections to any one host (scheme, host, port) at once: in a batch (default 16), and for each source of a file (default: no limit beyond -n; so mirrors on other hosts add connections). Example: --max-connections-per-host 8", valueName: "n"))
     var maxConnectionsPerHost: Int?
@@ -37,29 +33,23 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("mirror"), help: ArgumentHelp("Another URL of the same file (repeatable; in an -i list, TAB-separated URLs on one line). Ranges are spread over the sources by their speed; a mirror must first serve the same size and the same bytes at sampled offsets, and one that disagrees, fails or is far slower is dropped with a warning. Without a checksum, each range a mirror sends is spot-checked against the main URL and a mirror caught sending other bytes is dropped and its ranges fetched again; only a checksum proves every byte. -u, Authorization and Cookie go to the main URL's host only (a mirror URL may carry its own user:password@). Example: --mirror https://eu.example.com/f.iso", valueName: "url"))
     var mirrors: [String] = []
 
-    @Option(name: .customLong("shard"), help: ArgumentHelp("Download only the batch entries whose URL hashes to shard K of N (0 <= K < N), so N machines can split one list with no coordinator. Example: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT", valueName: "K/N"))
-    var shard: String?
-
-    @Flag(name: .customLong("fail-fast"), help: "In a batch, stop every file at the first failure (by default the others finish).")
-    var failFast = false
-
     @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this path. A symbolic link is followed (the file it names gets the bytes). '-' means standard output, and a pipe, FIFO or device (/dev/null) is written into: ranges still arrive in parallel and go out in order, through a spool of at most --stream-window in $TMPDIR (else /var/tmp); a slow reader slows the download. A stream keeps no journal and cannot be resumed, and a --checksum is checked after the last byte, when the reader already has every byte (exit 5 on a mismatch). Example: -o /tmp/file.iso, or -o - | tar x", valueName: "path"))
     var output: String?
 
-    @Option(name: .customLong("stream-window"), help: ArgumentHelp("With -o - or a pipe or device: how far ahead of the reader ranges may arrive (K/M/G, at least 1M; default 64M). Example: --stream-window 256M", valueName: "size"))
-    var streamWindow: String?
+    @Option(name: .customLong("stream-window"), help: ArgumentHelp("With -o - or a pipe or device: how far ahead of the reader ranges may arrive (K/M/G, at least 1M; default 64M). Example: --stream-window 256M", valueName: "size"), transform: ByteCountArgument.streamWindow)
+    var streamWindow: ByteCountArgument?
 
     @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, under the URL's last segment (-J: the server's name). Example: -d ~/Downloads", valueName: "dir"))
     var directory: String?
 
-    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"))
-    var connections: String = "auto"
+    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"), transform: ConnectionCountArgument.parse)
+    var connections = ConnectionCountArgument(count: .automatic)
 
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64; in a batch, the connections shared by all files (up to 1024). Example: --max-connections 32", valueName: "n"))
     var maxConnections: Int = 16
 
-    @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never plan or split ranges below this size (K/M/G suffixes). By default ranges are planned no smaller than 1M, and near the end a busy range may be split down to 128K when that finishes sooner. Example: --min-segment 4M", valueName: "size"))
-    var minimumSegment: String?
+    @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never plan or split ranges below this size (K/M/G suffixes). By default ranges are planned no smaller than 1M, and near the end a busy range may be split down to 128K when that finishes sooner. Example: --min-segment 4M", valueName: "size"), transform: ByteCountArgument.minimumSegment)
+    var minimumSegment: ByteCountArgument?
 
     @Flag(name: .customLong("keep-connections"), help: "Let each connection serve ranges for as long as it lasts. By default, once the path has lost packets and if round trips are short (up to about 60 ms), a connection that has served 2 s or more is replaced at its next range: with losses a fresh connection's slow start outruns the small window an old one settles at.")
     var keepConnections = false
@@ -75,8 +65,9 @@ struct Get: AsyncParsableCommand {
 
     @OptionGroup var checks: ChecksumOptions
 
-    @Option(name: .customLong("print-digest"), help: ArgumentHelp("After the download, print the file's digest in sha256sum format. Example: --print-digest sha256", valueName: "algo"))
-    var printDigest: String?
+    @Option(name: .customLong("print-digest"), help: ArgumentHelp("After the download, print the file's digest in sha256sum format. Example: --print-digest sha256", valueName: "algo"),
+            transform: DigestAlgorithmArgument.parse)
+    var printDigest: DigestAlgorithmArgument?
 
     @Flag(name: .customLong("restart"), help: "Discard a partial download from an earlier run and start over.")
     var restart = false
@@ -93,8 +84,8 @@ struct Get: AsyncParsableCommand {
     @Flag(name: [.customShort("J"), .customLong("content-disposition")], help: "Trust the server with the file's name (curl's -J, wget's --content-disposition): the file name in its Content-Disposition header, else the last segment of the URL its redirects end at, else the URL's. A server's name is made safe: only its last path component, no control characters, leading dots removed (.bashrc is saved as bashrc), cut to 236 bytes keeping the extension. Without -J a server cannot choose the name.")
     var contentDisposition = false
 
-    @Option(name: .customShort("x"), help: ArgumentHelp("aria2c's -x N: at most N connections to one host (for one file, at most N connections; in a batch, --max-connections-per-host N). A value that is not a number is curl's -x PROXY (--proxy). Example: -x 4", valueName: "n|proxy"))
-    var aria2MaxPerHost: String?
+    @Option(name: .customShort("x"), help: ArgumentHelp("aria2c's -x N: at most N connections to one host (for one file, at most N connections; in a batch, --max-connections-per-host N). A value that is not a number is curl's -x PROXY (--proxy). Example: -x 4", valueName: "n|proxy"), transform: PerHostOrProxyArgument.parse)
+    var aria2MaxPerHost: PerHostOrProxyArgument?
 
     @Option(name: .customShort("s"), help: ArgumentHelp("aria2c's -s N: split the file over N connections (-n N). Example: -x 4 -s 8 gives 4 connections", valueName: "n"))
     var aria2Split: Int?
@@ -120,17 +111,8 @@ struct Get: AsyncParsableCommand {
         if let aria2Split, !DownloadOptions.connectionRange.contains(aria2Split) {
             throw ValidationError("-s must be between 1 and 64 (got \(aria2Split))")
         }
-        if let perHost = aria2PerHostCount, !DownloadOptions.connectionRange.contains(perHost) {
-            throw ValidationError("-x must be between 1 and 64, or a proxy URL (got \(perHost))")
-        }
         if overwrite && continueExisting { throw ValidationError("use either --overwrite or --continue, not both") }
         if quiet && verbose { throw ValidationError("use either -q/--quiet or -v/--verbose, not both") }
-        guard let count = connectionCount else {
-            throw ValidationError("-n/--connections takes 'auto' or a number from 1 to 64 (got '\(connections)')")
-        }
-        if case .fixed(let fixed) = count, !DownloadOptions.connectionRange.contains(fixed) {
-            throw ValidationError("-n/--connections must be between 1 and 64 (got \(fixed))")
-        }
         if isBatch {
             try validateBatch()
         } else {
@@ -140,19 +122,6 @@ struct Get: AsyncParsableCommand {
             guard DownloadOptions.connectionRange.contains(maxConnections) else {
                 throw ValidationError("--max-connections must be between 1 and 64 (got \(maxConnections))")
             }
-        }
-        if let streamWindow {
-            guard let bytes = ByteCount.parse(streamWindow), bytes >= DownloadOptions.smallestStreamWindowBytes else {
-                throw ValidationError("--stream-window must be a size of at least 1M, like 64M (got '\(streamWindow)')")
-            }
-        }
-        if let minimumSegment {
-            guard let bytes = ByteCount.parse(minimumSegment), bytes >= DownloadOptions.smallestSegmentBytes else {
-                throw ValidationError("--min-segment must be a size of at least 16K, like 1M (got '\(minimumSegment)')")
-            }
-        }
-        if let printDigest, DigestAlgorithm(name: printDigest) == nil {
-            throw ValidationError("--print-digest takes sha256, sha512, sha1 or md5 (got '\(printDigest)')")
         }
         try network.check()
     }
@@ -189,7 +158,7 @@ struct Get: AsyncParsableCommand {
             } catch {
                 throw DownloadError(usageMessage: "\(error)")
             }
-            if let name = printDigest, let algorithm = DigestAlgorithm(name: name) {
+            if let algorithm = printDigest?.algorithm {
                 var digest = (summary.verified + summary.digests).first(where: { $0.algorithm == algorithm })
                 if digest == nil, !summary.streamed {
                     digest = try await Downloader.digests(ofFileAt: summary.path, algorithms: [algorithm]).first
@@ -209,44 +178,32 @@ struct Get: AsyncParsableCommand {
             options.destination = .directory(directory)
         }
         options.nameSource = contentDisposition ? .server : .givenURL
-        options.connections = aria2Split.map { .fixed($0) } ?? connectionCount ?? .automatic
+        options.connections = aria2Split.map { .fixed($0) } ?? connections.count
         options.maximumConnections = maxConnections
         // Per host: only when asked (a batch's default of 16 is in its budget), so -n 32 still
         // opens 32 connections to one server.
-        if let perHost = aria2PerHostCount ?? maxConnectionsPerHost { options.maximumConnectionsPerHost = perHost }
+        if let perHost = aria2MaxPerHost?.perHost ?? maxConnectionsPerHost { options.maximumConnectionsPerHost = perHost }
         options.mirrors = mirrors
-        if let perHost = aria2PerHostCount {
+        if let perHost = aria2MaxPerHost?.perHost {
             // aria2c's -x: the most connections to one server, for one file as for a batch.
             options.maximumConnections = min(options.maximumConnections, perHost)
             if case .fixed(let count) = options.connections { options.connections = .fixed(min(count, perHost)) }
         }
-        if let bytes = minimumSegment.flatMap(ByteCount.parse) {
+        if let bytes = minimumSegment?.bytes {
             options.minimumSegmentBytes = bytes
             options.minimumSplitBytes = bytes
         }
         if !isBatch { options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName) }
-        if let name = printDigest, let algorithm = DigestAlgorithm(name: name) { options.streamDigests = [algorithm] }
-        if let bytes = streamWindow.flatMap(ByteCount.parse) { options.streamWindowBytes = bytes }
+        if let algorithm = printDigest?.algorithm { options.streamDigests = [algorithm] }
+        if let bytes = streamWindow?.bytes { options.streamWindowBytes = bytes }
         options.resume = restart ? .restart : .resume
         options.existingFile = overwrite ? .overwrite : (continueExisting ? .continueFrom : .refuse)
         options.journal = !noJournal
         if keepConnections { options.recycleConnections = .never }
         try network.apply(to: &options)
-        if let curlProxy, network.proxy == nil { options.request.proxy = curlProxy }
+        if let curlProxy = aria2MaxPerHost?.proxy, network.proxy == nil { options.request.proxy = curlProxy }
         if noSignRequest { options.s3 = try S3Configuration.load(unsigned: true) }
         return options
-    }
-
-    /// `-x N` (aria2c): the per-host count; `nil` when absent or a proxy (curl's `-x`).
-    var aria2PerHostCount: Int? { aria2MaxPerHost.flatMap { Int($0) } }
-
-    /// `-x PROXY` (curl): the proxy, when the value is not a number.
-    var curlProxy: String? { aria2MaxPerHost.flatMap { Int($0) == nil ? $0 : nil } }
-
-    /// `-n`: `auto` or a whole number; `nil` when it is neither.
-    var connectionCount: DownloadOptions.ConnectionCount? {
-        if connections.lowercased() == "auto" { return .automatic }
-        return Int(connections).map { .fixed($0) }
     }
 
     /// The name a checksum file's entry should have: the output's, else the URL's last segment
@@ -303,11 +260,11 @@ struct NetworkOptions: ParsableArguments {
     @Option(name: .customLong("cacert"), help: ArgumentHelp("PEM file of CA certificates to trust. Example: --cacert ca.pem", valueName: "file"))
     var caCertificate: String?
 
-    @Option(name: [.customLong("max-speed"), .customLong("limit-rate")], help: ArgumentHelp("Cap the total download speed (bytes/s, K/M/G suffixes); --limit-rate is the same (curl's and wget's name). Example: --max-speed 10M", valueName: "rate"))
-    var maxSpeed: String?
+    @Option(name: [.customLong("max-speed"), .customLong("limit-rate")], help: ArgumentHelp("Cap the total download speed (bytes/s, K/M/G suffixes); --limit-rate is the same (curl's and wget's name). Example: --max-speed 10M", valueName: "rate"), transform: ByteCountArgument.maximumSpeed)
+    var maxSpeed: ByteCountArgument?
 
-    @Option(name: .customLong("speed-limit"), help: ArgumentHelp("The lowest speed accepted (bytes/s, K/M suffixes; 0: none): a request that delivers less over a whole --speed-time window is aborted and retried on a fresh connection, and the download fails once its tries are spent. Requests running at once share it (16 connections: 1/16 each), and with --max-speed it is at most a quarter of that cap. Default 1K (curl's name; curl has none by default). Example: --speed-limit 10K", valueName: "rate"))
-    var speedLimit: String?
+    @Option(name: .customLong("speed-limit"), help: ArgumentHelp("The lowest speed accepted (bytes/s, K/M suffixes; 0: none): a request that delivers less over a whole --speed-time window is aborted and retried on a fresh connection, and the download fails once its tries are spent. Requests running at once share it (16 connections: 1/16 each), and with --max-speed it is at most a quarter of that cap. Default 1K (curl's name; curl has none by default). Example: --speed-limit 10K", valueName: "rate"), transform: ByteCountArgument.speedLimit)
+    var speedLimit: ByteCountArgument?
 
     @Option(name: .customLong("speed-time"), help: ArgumentHelp("Seconds over which --speed-limit is measured, from each request's start (default 30; a silent connection is given up after 30 s regardless). Example: --speed-time 60", valueName: "seconds"))
     var speedTime: Double = 30
@@ -349,14 +306,6 @@ struct NetworkOptions: ParsableArguments {
         for header in headers {
             if let problem = RequestOptions.headerProblem(header) { throw ValidationError("-H/--header \(problem)") }
         }
-        if let maxSpeed {
-            guard let rate = ByteCount.parse(maxSpeed), rate >= 1024 else {
-                throw ValidationError("--max-speed must be a rate of at least 1K, like 10M (got '\(maxSpeed)')")
-            }
-        }
-        if let speedLimit, ByteCount.parse(speedLimit) == nil {
-            throw ValidationError("--speed-limit must be a rate like 1K or 0 for none (got '\(speedLimit)')")
-        }
         guard speedTime >= 1 && speedTime <= 3600 else { throw ValidationError("--speed-time must be between 1 and 3600 seconds") }
         if ipv4 && ipv6 { throw ValidationError("use either -4 or -6, not both") }
         for entry in resolve where entry.split(separator: ":", omittingEmptySubsequences: false).count < 3 {
@@ -390,9 +339,9 @@ struct NetworkOptions: ParsableArguments {
         options.request.resolve = resolve
         options.request.connectTo = connectTo
         options.request.ipVersion = ipv4 ? .v4 : ipv6 ? .v6 : .any
-        options.request.maximumBytesPerSecond = maxSpeed.flatMap(ByteCount.parse)
+        options.request.maximumBytesPerSecond = maxSpeed?.bytes
         options.request.connectTimeoutSeconds = connectTimeout
-        options.request.lowSpeed = LowSpeedRule(bytesPerSecond: speedLimit.flatMap(ByteCount.parse) ?? 1024, windowSeconds: speedTime)
+        options.request.lowSpeed = LowSpeedRule(bytesPerSecond: speedLimit?.bytes ?? 1024, windowSeconds: speedTime)
         options.retry = RetryPolicy(maximumTries: maxTries, baseDelaySeconds: retryWait)
     }
 }

@@ -5,25 +5,37 @@ import Glibc
 #endif
 import RangeFetch
 
+/// The options only a batch takes.
+struct BatchOptionGroup: ParsableArguments {
+    @Option(name: [.short, .customLong("input-file")], help: ArgumentHelp("Download every URL listed in this file ('-' for stdin): one URL per line (http(s), or s3://BUCKET/KEY for an S3 object), with aria2c's indented 'out=', 'dir=' (inside -d, no '..'), 'checksum=', 'header=' lines, or JSON lines {\"url\": ..., \"out\": ..., \"sha256\": ...}. Example: -i models.txt", valueName: "file"))
+    var inputFile: String?
+
+    @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Files downloaded at once in a batch. Example: -j 16", valueName: "n"))
+    var jobs: Int = 4
+
+    @Option(name: .customLong("shard"), help: ArgumentHelp("Download only the batch entries whose URL hashes to shard K of N (0 <= K < N), so N machines can split one list with no coordinator. Example: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT", valueName: "K/N"), transform: ShardArgument.parse)
+    var shard: ShardArgument?
+
+    @Flag(name: .customLong("fail-fast"), help: "In a batch, stop every file at the first failure (by default the others finish).")
+    var failFast = false
+}
+
 /// `rangefetch URL URL …`, `-i FILE`: many files, `-j` at once, sharing one connection budget.
 extension Get {
     /// Several URLs, a list file or a shard make a batch.
-    var isBatch: Bool { inputFile != nil || urls.count > 1 || shard != nil || urls.contains { S3Location($0)?.isPrefix == true } }
+    var isBatch: Bool { batch.inputFile != nil || urls.count > 1 || batch.shard != nil || urls.contains { S3Location($0)?.isPrefix == true } }
 
     func validateBatch() throws {
-        if urls.isEmpty && inputFile == nil { throw ValidationError("--shard needs a list: -i FILE or several URLs") }
+        if urls.isEmpty && batch.inputFile == nil { throw ValidationError("--shard needs a list: -i FILE or several URLs") }
         if output != nil { throw ValidationError("-o names one file; for a batch use -d DIR, and out= lines in the -i list for names") }
         if !checks.checksums.isEmpty { throw ValidationError("--checksum applies to one file; in a batch put checksum= lines (or \"sha256\" keys) in the -i list, or use --checksum-file") }
         if printDigest != nil { throw ValidationError("--print-digest applies to one file; for a batch run rangefetch verify afterwards") }
-        guard BatchOptions.jobRange.contains(jobs) else { throw ValidationError("-j/--jobs must be between 1 and 256 (got \(jobs))") }
+        guard BatchOptions.jobRange.contains(batch.jobs) else { throw ValidationError("-j/--jobs must be between 1 and 256 (got \(batch.jobs))") }
         guard (1...1024).contains(maxConnections) else {
             throw ValidationError("--max-connections must be between 1 and 1024 for a batch (got \(maxConnections))")
         }
-        guard (1...1024).contains(maxConnectionsPerHost ?? 16) else {
-            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(maxConnectionsPerHost ?? 16))")
-        }
-        if let shard {
-            do { _ = try ShardSelector(parsing: shard) } catch { throw ValidationError("--shard: \(error.message)") }
+        guard (1...1024).contains(batchPerHost) else {
+            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(batchPerHost))")
         }
     }
 
@@ -45,12 +57,16 @@ extension Get {
     }
 
     private func downloadBatch(reporter: BatchReporter) async throws(DownloadError) -> BatchSummary {
-        let downloader = Downloader(options: try makeOptions())
+        var options = try makeOptions()
+        // One S3 configuration for the run: the prefixes' listings and every object's requests
+        // (an -i list's s3:// lines alone are covered by download(batch:)).
+        if options.s3 == nil, urls.contains(where: { S3Location($0) != nil }) { options.s3 = try S3Configuration.load() }
+        let downloader = Downloader(options: options)
         let entries = try await loadEntries(downloader)
         reporter.begin(urls: entries.map(\.url))
-        let batch = batchOptions
+        let batchOptions = self.batchOptions
         let task = Task { () async throws(DownloadError) -> BatchSummary in
-            try await downloader.download(batch: entries, options: batch) { reporter.handle($0) }
+            try await downloader.download(batch: entries, options: batchOptions) { reporter.handle($0) }
         }
         let interrupts = Interrupts { task.cancel() }
         defer { interrupts.cancel() }
@@ -63,14 +79,20 @@ extension Get {
         }
     }
 
+    /// The most connections to one host in a batch: -x, else --max-connections-per-host, else
+    /// the library's default.
+    private var batchPerHost: Int {
+        aria2MaxPerHost?.perHost ?? maxConnectionsPerHost ?? BatchOptions().maximumConnectionsPerHost
+    }
+
     private var batchOptions: BatchOptions {
-        var batch = BatchOptions()
-        batch.jobs = jobs
-        batch.maximumConnections = maxConnections
-        batch.maximumConnectionsPerHost = aria2PerHostCount ?? maxConnectionsPerHost ?? 16
-        batch.failFast = failFast
-        batch.directory = directory ?? "."
-        return batch
+        var options = BatchOptions()
+        options.jobs = batch.jobs
+        options.maximumConnections = maxConnections
+        options.maximumConnectionsPerHost = batchPerHost
+        options.failFast = batch.failFast
+        options.directory = directory ?? "."
+        return options
     }
 
     /// The batch's entries: URLs on the command line, then the `-i` list; checked (syntax,
@@ -87,7 +109,7 @@ extension Get {
             do { _ = try URLParts.validate(url) } catch { throw DownloadError(usageMessage: error.message) }
             entries.append(BatchEntry(url: url))
         }
-        if let inputFile {
+        if let inputFile = batch.inputFile {
             let source = inputFile == "-" ? "stdin" : inputFile
             let text = try Self.readList(inputFile)
             let listed = try Manifest.parse(text, source: source)
@@ -96,8 +118,7 @@ extension Get {
         }
         let defaultDirectory = directory ?? "."
         try Manifest.checkDistinctPaths(entries, defaultDirectory: defaultDirectory)
-        if let shard {
-            let selector = try ShardSelector(parsing: shard)
+        if let selector = batch.shard?.selector {
             entries = entries.filter { selector.includes($0.url) }
         }
         if let checksumFile = checks.checksumFile {

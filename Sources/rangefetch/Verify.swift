@@ -23,15 +23,12 @@ struct Verify: AsyncParsableCommand {
 
     @OptionGroup var checks: ChecksumOptions
 
-    @Option(name: .customLong("print-digest"), help: ArgumentHelp("Print the file's digest in sha256sum format. Example: --print-digest md5", valueName: "algo"))
-    var printDigest: String?
+    @Option(name: .customLong("print-digest"), help: ArgumentHelp("Print the file's digest in sha256sum format. Example: --print-digest md5", valueName: "algo"), transform: DigestAlgorithmArgument.parse)
+    var printDigest: DigestAlgorithmArgument?
 
     func validate() throws {
         if checks.checksums.isEmpty && checks.checksumFile == nil && printDigest == nil {
             throw ValidationError("give --checksum, --checksum-file or --print-digest")
-        }
-        if let printDigest, DigestAlgorithm(name: printDigest) == nil {
-            throw ValidationError("--print-digest takes sha256, sha512, sha1 or md5 (got '\(printDigest)')")
         }
     }
 
@@ -52,7 +49,7 @@ struct Verify: AsyncParsableCommand {
                 let actual = try await Downloader.verify(fileAt: file, expected: expected)
                 for digest in actual { print("\(file): \(digest.algorithm.rawValue) OK") }
             }
-            if let printDigest, let algorithm = DigestAlgorithm(name: printDigest) {
+            if let algorithm = printDigest?.algorithm {
                 let digest = try await Downloader.digests(ofFileAt: file, algorithms: [algorithm])[0]
                 print("\(digest.hex)  \(file)")
             }

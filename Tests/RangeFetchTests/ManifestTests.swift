@@ -67,6 +67,11 @@ struct ManifestTests {
         ("{\"out\": \"a\"}", 1, "JSON object"),
         ("{\"url\": \"http://h/a\"", 1, "JSON object"),
         ("http://h/a\n  out", 2, "NAME=VALUE"),
+        ("http://h/a\ns3://models/data/", 2, "s3://models/data/ names a prefix, not an object: fetch a prefix as its own batch"),
+        ("s3://models", 1, "names a prefix"),
+        ("{\"url\": \"s3://models/\"}", 1, "names a prefix"),
+        ("s3:///key.bin", 1, "no bucket"),
+        ("http://h/a\ts3://models/a", 1, "a mirror must be an http:// or https:// URL"),
     ]
 
     @Test(arguments: malformed)
@@ -77,6 +82,21 @@ struct ManifestTests {
             guard let error = error as? DownloadError else { return false }
             return error.category == .usage && error.message.hasPrefix("m.txt:\(example.line): ")
                 && error.message.contains(example.says)
+        }
+    }
+
+    /// An `s3://BUCKET/KEY` line is one object, saved under its key's last segment; its mirrors
+    /// are http(s). A prefix line is refused with the advice to fetch it as a batch of its own.
+    @Test func s3ObjectLinesAreEntriesAndPrefixLinesAreRefused() throws {
+        let entries = try Manifest.parse("s3://models/llm/w.bin\thttp://m/w.bin\n{\"url\": \"s3://models/x/y.bin\"}\nhttp://h/z\n",
+                                         source: "l")
+        #expect(entries.map(\.url) == ["s3://models/llm/w.bin", "s3://models/x/y.bin", "http://h/z"])
+        #expect(entries[0].mirrors == ["http://m/w.bin"])
+        #expect(entries.map { $0.expectedPath(defaultDirectory: "d") } == ["d/w.bin", "d/y.bin", "d/z"])
+        #expect {
+            _ = try Manifest.parse("s3://models/data/", source: "l")
+        } throws: { error in
+            (error as? DownloadError)?.remedy == .fetchPrefixAsBatch
         }
     }
 

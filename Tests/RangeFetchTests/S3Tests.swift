@@ -199,4 +199,33 @@ final class S3Tests {
         #expect(result.stderr.contains("the presigned URL expired"), "\(result.stderr)")
         #expect(!result.stderr.contains(String(url.split(separator: "X-Amz-Signature=").last ?? "")), "the signature is printed")
     }
+
+    /// An `-i` list may mix `s3://BUCKET/KEY` lines with http lines: each file exact, the S3
+    /// ones signed, the http one not sent to S3's error reader; a prefix line is refused before
+    /// a byte is fetched, naming its line.
+    @Test func aListMixesS3ObjectsWithHTTPURLsAndRefusesAPrefixLine() throws {
+        let server = try S3Server(objects: ["llm/weights.bin=3000000", "llm/tok.json=5000", "data/a.bin=10"], state: out)
+        defer { server.stop() }
+        let fault = try FaultServer()
+        defer { fault.stop() }
+        let list = out.file("list.txt")
+        try ["s3://models/llm/weights.bin", "\(fault.dataURL(size: 2_000_000, name: "plain.bin"))",
+             "{\"url\": \"s3://models/llm/tok.json\", \"out\": \"t/tok.json\"}"]
+            .joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        let result = try runCLI(["-i", list, "-d", out.file("dl"), "-j", "3", "-n", "4"], environment: server.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        try expectObject(out.file("dl/weights.bin"), key: "llm/weights.bin", size: 3_000_000)
+        try expectObject(out.file("dl/t/tok.json"), key: "llm/tok.json", size: 5000)
+        try fault.expectFile(out.file("dl/plain.bin"), size: 2_000_000, sourceLocation: #_sourceLocation)
+        #expect(result.stdout.contains("3 downloaded"), "\(result.stdout)")
+
+        let prefixList = out.file("prefix.txt")
+        try "s3://models/llm/tok.json\ns3://models/data/\n".write(toFile: prefixList, atomically: true, encoding: .utf8)
+        let prefix = try runCLI(["-i", prefixList, "-d", out.file("p")], environment: server.environment)
+        #expect(prefix.status == 2, "\(prefix.stderr)")
+        #expect(prefix.stderr.contains("prefix.txt:2: s3://models/data/ names a prefix, not an object: fetch a prefix as its own batch"),
+                "\(prefix.stderr)")
+        #expect(prefix.stderr.contains("rangefetch s3://BUCKET/PREFIX/ -d DIR"), "\(prefix.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.file("p/tok.json")), "nothing fetched")
+    }
 }

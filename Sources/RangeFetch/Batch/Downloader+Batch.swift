@@ -19,14 +19,21 @@ extension Downloader {
     /// an entry's own name, directory, digests and headers are added to them. `events` is called
     /// from several threads at once (one per job) and must be thread-safe and quick.
     /// Cancelling the calling task stops every file, keeping their partial files for a rerun.
-    /// - Throws: only when the options are invalid; per-file failures are in the summary.
+    /// An `s3://BUCKET/KEY` entry is signed with ``DownloadOptions/s3`` when given, else with the
+    /// configuration ``S3Configuration/load(unsigned:)`` reads once for the batch.
+    /// - Throws: only when the options are invalid, or when entries name S3 objects and no S3
+    ///   configuration can be read; per-file failures are in the summary.
     public func download(
         batch entries: [BatchEntry], options batch: BatchOptions,
         events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> BatchSummary {
         try options.validate()
         try batch.validate()
-        let run = BatchRun(entries: entries, base: options, options: batch, cancellation: CancellationFlag(), emit: events)
+        var base = options
+        // The S3 configuration (credentials, region, endpoint) is read once for the whole batch,
+        // not once per s3:// file.
+        if base.s3 == nil, entries.contains(where: { S3Location($0.url) != nil }) { base.s3 = try S3Configuration.load() }
+        let run = BatchRun(entries: entries, base: base, options: batch, cancellation: CancellationFlag(), emit: events)
         events(.started(BatchStart(files: entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
                                    maximumConnectionsPerHost: batch.maximumConnectionsPerHost)))
         await withTaskGroup(of: Void.self) { group in

@@ -3,7 +3,8 @@ import FoundationEssentials
 /// Reads a batch's list of files (`-i FILE`).
 ///
 /// Two forms, line by line, and a file may mix them:
-/// - aria2c's input file: a URL per line; indented lines after it set that entry's options
+/// - aria2c's input file: a URL per line (http(s), or `s3://BUCKET/KEY` for one S3 object,
+///   possibly followed by TAB-separated http(s) mirrors); indented lines after it set that entry's options
 ///   (`out=NAME`, `dir=DIR`, `checksum=sha-256=HEX`, `header=Name: value`, repeatable);
 ///   `out=` and `dir=` are relative (to the entry's directory, to the batch's directory) and
 ///   may not contain `..`, so a list never writes outside the batch's directory;
@@ -38,7 +39,8 @@ public enum Manifest {
                 // aria2c's mirrors: several URLs of one file, TAB-separated.
                 var urls: [String] = []
                 for url in trimmed.split(separator: "\t").map({ $0.trimmingCharacters() }) where !url.isEmpty {
-                    urls.append(try checkedURL(String(url), fail: fail))
+                    // The first URL may name an S3 object; its mirrors are http(s).
+                    urls.append(urls.isEmpty ? try checkedURL(String(url), fail: fail) : try checkedMirror(String(url), fail: fail))
                 }
                 var entry = BatchEntry(url: urls[0], origin: origin)
                 entry.mirrors = Array(urls.dropFirst())
@@ -67,7 +69,27 @@ public enum Manifest {
 
     // MARK: Lines
 
+    /// An entry's URL: http(s), or an `s3://BUCKET/KEY` naming one object. A prefix
+    /// (`s3://BUCKET/PREFIX/`) is refused: its objects are listed as a batch of their own.
     private static func checkedURL(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+        guard let location = S3Location(text) else { return try checkedHTTPURL(text, fail: fail) }
+        guard !location.bucket.isEmpty else { throw fail("\(text): no bucket (expected s3://BUCKET/KEY)") }
+        guard !location.isPrefix else {
+            throw DownloadError(.invalidOption,
+                                fail("\(text) names a prefix, not an object: fetch a prefix as its own batch").message,
+                                remedy: .fetchPrefixAsBatch)
+        }
+        return text
+    }
+
+    /// A mirror: the same file at another http(s) URL.
+    private static func checkedMirror(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+        if S3Location(text) != nil { throw fail("\(text): a mirror must be an http:// or https:// URL (an s3:// URL may only come first on its line)") }
+        return try checkedHTTPURL(text, fail: fail)
+    }
+
+    /// A URL the transfer can request as it is: absolute http(s) with a host.
+    private static func checkedHTTPURL(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
         do {
             _ = try URLParts.validate(text)
         } catch {

@@ -63,6 +63,8 @@ final class DownloadSession {
     static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
         guard let location = S3Location(url) else {
             var options = options
+            // A batch's S3 configuration is for its s3:// files: another URL's refusals are not S3's.
+            options.s3 = nil
             try options.request.bindSecrets(to: url)
             return (url, options)
         }
