@@ -157,40 +157,26 @@ final class CLITests {
         #expect(try Checksums.sha256sum(out.file("direct.bin")) == Checksums.sha256sum(source))
     }
 
-    @Test func fileLargerThanTheFreeSpaceIsRefusedUpFront() throws {
-        guard getuid() == 0 else {
-            print("SKIPPED fileLargerThanTheFreeSpaceIsRefusedUpFront: needs root to mount a small tmpfs")
-            return
-        }
-        let mountPoint = try TemporaryDirectory("rf-tmpfs")
-        let mounted = try TestProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint.path])
-        guard mounted.status == 0 else {
-            print("SKIPPED fileLargerThanTheFreeSpaceIsRefusedUpFront: cannot mount tmpfs here (\(mounted.stderr))")
-            return
-        }
-        defer { _ = try? TestProcess.run("/bin/umount", [mountPoint.path]) }
+    @Test(.enabled(if: Tmpfs.available, "needs root and a mountable tmpfs (a 2 MiB disk)"))
+    func fileLargerThanTheFreeSpaceIsRefusedUpFront() throws {
+        let mountPoint = try Tmpfs(options: "size=2m")
         try www.randomFile("huge.bin", size: 8 << 20)
         let result = try runCLI([nginx.baseURL + "/huge.bin", "-d", mountPoint.path])
+        withExtendedLifetime(mountPoint) {}
         #expect(result.status == 4)
         #expect(result.stderr.contains("not enough free space"), "\(result.stderr)")
         #expect(nginx.accessLog().filter { $0.method == "GET" }.isEmpty)
     }
 
-    @Test func readOnlyDirectoryIsRefused() throws {
-        let readOnly = try TemporaryDirectory("rf-ro")
-        if getuid() == 0 {
-            // root ignores permission bits: use a read-only mount instead.
-            let mounted = try TestProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", readOnly.path])
-            guard mounted.status == 0 else {
-                print("SKIPPED readOnlyDirectoryIsRefused: cannot mount tmpfs here")
-                return
-            }
-        } else {
-            chmod(readOnly.path, 0o555)
-        }
-        defer { if getuid() == 0 { _ = try? TestProcess.run("/bin/umount", [readOnly.path]) } }
+    /// root ignores permission bits: as root the directory is a read-only mount instead.
+    @Test(.enabled(if: geteuid() != 0 || Tmpfs.available, "as root, needs a mountable tmpfs (a read-only one)"))
+    func readOnlyDirectoryIsRefused() throws {
+        let scratch = try TemporaryDirectory("rf-ro")
+        let mount = geteuid() == 0 ? try Tmpfs(options: "ro,size=1m") : nil
+        if mount == nil { chmod(scratch.path, 0o555) }
         try www.randomFile("ro.bin", size: 1000)
-        let result = try runCLI([nginx.baseURL + "/ro.bin", "-d", readOnly.path])
+        let result = try runCLI([nginx.baseURL + "/ro.bin", "-d", mount?.path ?? scratch.path])
+        withExtendedLifetime(mount) {}
         #expect(result.status == 4)
         #expect(result.stderr.contains("not writable"), "\(result.stderr)")
     }

@@ -33,6 +33,12 @@ Paths
                             NextContinuationToken ("same"); each page names one new key.
   /_reset                   GET or POST: clears the stats and every per-URL counter (cutcount,
                             tricklecount, stallcount, status503, statuscount, changeafter).
+  /_clock?advance=SECONDS   GET or POST: moves the server's notion of "now" forward by SECONDS
+                            (float >= 0) for good, as if that much time had passed: signed=T
+                            signatures issued before are that much older (no test sleeps for an
+                            expiry). Answers 200 with the offset now in effect ("<seconds>\n").
+                            Only signed= reads this clock; pacing (rate=, stall=) keeps real time.
+                            /_reset does not rewind it.
 
 Content
   Block k (32 bytes) of version V is
@@ -216,6 +222,17 @@ class State:
         self.requests, self.body_bytes, self.by_status, self.log = 0, 0, {}, []
         self.open_connections, self.peak_connections = 0, 0
         self.counters = {}  # (url key, counter name) -> int
+        self.clock_offset = 0.0  # seconds /_clock?advance= has moved "now" forward
+
+    def now(self):
+        """The server's "now" for signatures: wall time plus what /_clock has advanced."""
+        with self.lock:
+            return time.time() + self.clock_offset
+
+    def advance_clock(self, seconds):
+        with self.lock:
+            self.clock_offset += seconds
+            return self.clock_offset
 
     def reset(self):
         with self.lock:
@@ -584,10 +601,10 @@ class Handler(BaseHTTPRequestHandler):
         if length and length.isdigit():
             self.rfile.read(int(length))
         path = urlsplit(self.path).path
-        if path in ("/_reset", "/_stats"):
+        if path in ("/_reset", "/_stats", "/_clock"):
             self.dispatch(head=False)
         else:
-            self.simple(405, b"POST is for /_reset\n", [("Allow", "GET, HEAD")], record=False)
+            self.simple(405, b"POST is for /_reset and /_clock\n", [("Allow", "GET, HEAD")], record=False)
 
     def dispatch(self, head):
         self.headers_sent = False
@@ -619,6 +636,17 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/_stats":
             body = STATE.snapshot().encode()
             self.simple(200, body, [("Content-Type", "application/json")], record=False)
+            return
+        if path == "/_clock":
+            advance = dict(parse_qsl(url.query)).get("advance", "0")
+            try:
+                seconds = float(advance)
+            except ValueError:
+                seconds = -1.0
+            if not seconds >= 0:
+                self.simple(400, f"bad parameter: advance={advance} (seconds >= 0)\n".encode(), record=False)
+                return
+            self.simple(200, f"{STATE.advance_clock(seconds)}\n".encode(), record=False)
             return
         if path == "/_reset":
             STATE.reset()
@@ -735,7 +763,7 @@ class Handler(BaseHTTPRequestHandler):
             return False
         lifetime = faults.number("signed")
         if not faults.has("sig"):
-            issued = time.time()
+            issued = STATE.now()
             if not STATE.take(self.key, "signcount", faults.number("signcount", FOREVER)):
                 issued -= lifetime + 1  # an origin that keeps refusing us
             host = "localhost" if faults.flag("redirecthost") else "127.0.0.1"
@@ -749,7 +777,7 @@ class Handler(BaseHTTPRequestHandler):
                         b"Signature query string parameter or the Authorization header should be specified"
                         b"</Message></Error>\n", [("Content-Type", "application/xml")])
             return True
-        if time.time() - faults.number("sig") <= lifetime:
+        if STATE.now() - faults.number("sig") <= lifetime:
             return False
         status = int(faults.text("expirestatus", "403"))
         self.simple(status, self.EXPIRED_BODIES[status], [("Content-Type", "application/xml")])

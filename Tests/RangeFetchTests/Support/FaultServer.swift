@@ -85,6 +85,13 @@ final class FaultServer {
         try JSONDecoder().decode(Stats.self, from: fetch("/_stats"))
     }
 
+    /// Moves the server's clock for `signed=` forward by `seconds`, as if that much time had
+    /// passed (`/_clock?advance=`): a signature issued before is that much older. Real time
+    /// (pacing, stalls) is untouched.
+    func advanceClock(seconds: Double) throws {
+        _ = try fetch("/_clock?advance=\(seconds)")
+    }
+
     /// The exact bytes the server serves for `/data/SIZE/…` at `version`, fetched in one plain
     /// GET by curl (an independent client).
     func expectedBytes(size: Int64, version: Int = 0) throws -> Data {
