@@ -29,9 +29,7 @@ final class OrderedStream: @unchecked Sendable {
 
     private struct State {
         var digest: MultiDigest?
-        var target: Int64 = 0
-        var scheduled = false
-        var failure: SystemCallError?
+        var follower = PrefixFollower()
     }
 
     /// Spool blocks are freed in steps of this many bytes behind what was sent.
@@ -60,17 +58,11 @@ final class OrderedStream: @unchecked Sendable {
     var startLimit: Int64 { sentBytes + window }
 
     /// The output failed (the reader went away, a device error); the download should stop.
-    var failure: SystemCallError? { state.withLock { $0.failure } }
+    var failure: SystemCallError? { state.withLock { $0.follower.failure } }
 
     /// Bytes `[0, end)` are in the spool; send them soon. Never blocks.
     func advance(to end: Int64) {
-        let schedule = state.withLock { state -> Bool in
-            state.target = max(state.target, end)
-            guard !state.scheduled, state.failure == nil, state.target > sentBytes else { return false }
-            state.scheduled = true
-            return true
-        }
-        if schedule { queue.async { self.drain() } }
+        if state.withLock({ $0.follower.advance(to: end, done: sentBytes) }) { queue.async { self.drain() } }
     }
 
     /// Sends everything up to `size` (waiting for a slow reader) and returns the digests of what
@@ -79,7 +71,7 @@ final class OrderedStream: @unchecked Sendable {
         advance(to: size)
         queue.sync {}
         return try state.withLock { state throws(SystemCallError) -> [DigestValue] in
-            if let failure = state.failure { throw failure }
+            if let failure = state.follower.failure { throw failure }
             guard sentBytes >= size else {
                 throw SystemCallError(function: "pread", path: spool.path, errno: EIO)
             }
@@ -93,11 +85,8 @@ final class OrderedStream: @unchecked Sendable {
         while true {
             let (from, to, digest) = state.withLock { state -> (Int64, Int64, MultiDigest?) in
                 let from = sentBytes
-                guard state.failure == nil, state.target > from else {
-                    state.scheduled = false
-                    return (from, from, nil)
-                }
-                return (from, state.target, state.digest)
+                guard let to = state.follower.next(done: from) else { return (from, from, nil) }
+                return (from, to, state.digest)
             }
             guard to > from else { return }
             do throws(SystemCallError) {
@@ -114,7 +103,7 @@ final class OrderedStream: @unchecked Sendable {
                 try send(bytes)
                 digest?.update(bytes)
             } catch {
-                state.withLock { $0.failure = error; $0.scheduled = false }
+                state.withLock { $0.follower.fail(error) }
                 wake(true)
                 return
             }

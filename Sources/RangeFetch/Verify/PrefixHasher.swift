@@ -14,9 +14,7 @@ final class PrefixHasher: @unchecked Sendable {
     private struct State {
         var digest: MultiDigest?
         var hashed: Int64 = 0
-        var target: Int64 = 0
-        var scheduled = false
-        var failure: SystemCallError?
+        var follower = PrefixFollower()
     }
 
     /// Set: hashing stops within one read (``finish(size:)`` then returns digests of a prefix,
@@ -34,13 +32,7 @@ final class PrefixHasher: @unchecked Sendable {
 
     /// Bytes `[0, end)` are written to the file; hash them soon. Never blocks.
     func advance(to end: Int64) {
-        let schedule = state.withLock { state -> Bool in
-            state.target = max(state.target, end)
-            guard !state.scheduled, state.target > state.hashed else { return false }
-            state.scheduled = true
-            return true
-        }
-        if schedule { queue.async { self.drain() } }
+        if state.withLock({ $0.follower.advance(to: end, done: $0.hashed) }) { queue.async { self.drain() } }
     }
 
     /// Waits for hashing in flight and frees the digest contexts, on the calling thread: no
@@ -56,7 +48,7 @@ final class PrefixHasher: @unchecked Sendable {
         advance(to: size)
         queue.sync {}
         return try state.withLock { state throws(SystemCallError) -> [DigestValue] in
-            if let failure = state.failure { throw failure }
+            if let failure = state.follower.failure { throw failure }
             guard let digest = state.digest else { return [] }
             if state.hashed < size {
                 state.hashed = try FileDigester.hash(file, from: state.hashed, to: size, into: digest, buffer: buffer,
@@ -73,20 +65,21 @@ final class PrefixHasher: @unchecked Sendable {
     private func drain() {
         while true {
             let (from, to, digest) = state.withLock { state -> (Int64, Int64, MultiDigest?) in
-                guard state.failure == nil, state.target > state.hashed, let digest = state.digest else {
-                    state.scheduled = false
+                guard let digest = state.digest else {
+                    state.follower.pause() // stopped: nothing to hash into
                     return (0, 0, nil)
                 }
-                return (state.hashed, state.target, digest)
+                guard let to = state.follower.next(done: state.hashed) else { return (0, 0, nil) }
+                return (state.hashed, to, digest)
             }
             guard let digest else { return }
             do {
                 let reached = try FileDigester.hash(file, from: from, to: to, into: digest, buffer: buffer,
                                                    cancellation: cancellation)
                 state.withLock { $0.hashed = reached }
-                if reached < to { state.withLock { $0.scheduled = false }; return }
+                if reached < to { state.withLock { $0.follower.pause() }; return } // cancelled
             } catch {
-                state.withLock { $0.failure = error; $0.scheduled = false }
+                state.withLock { $0.follower.fail(error) }
                 return
             }
         }
