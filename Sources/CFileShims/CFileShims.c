@@ -37,8 +37,15 @@ int cfs_open_anonymous(const char *directory) {
 
 static volatile int cfs_signal_pipe = -1;
 
+static volatile sig_atomic_t cfs_signals_seen = 0;
+
 static void cfs_on_signal(int number) {
     int saved = errno;
+    if (cfs_signals_seen++ > 0) {
+        /* A second Ctrl-C: the user does not want to wait for the orderly stop. */
+        signal(number, SIG_DFL);
+        raise(number);
+    }
     unsigned char byte = (unsigned char)number;
     if (cfs_signal_pipe >= 0) (void)!write(cfs_signal_pipe, &byte, 1);
     errno = saved;

@@ -86,6 +86,15 @@ struct NetrcTests {
         #expect(FilePermissions.problem(owner: owner, mode: mode, caller: 0) == problem)
     }
 
+    /// Under umask 002 with user private groups (Debian's default for users) files are 0664:
+    /// group-writable by a group of one. That is no one else.
+    @Test func aGroupOfOneMayWriteButNotEveryone() {
+        #expect(FilePermissions.problem(owner: 1000, mode: 0o664, caller: 1000, groupIsPrivate: true) == nil)
+        #expect(FilePermissions.problem(owner: 1000, mode: 0o666, caller: 1000, groupIsPrivate: true) == "is writable by every user (mode 666)")
+        #expect(FilePermissions.problem(owner: 1000, mode: 0o664, caller: 1000, groupIsPrivate: false) != nil)
+        #expect(!FilePermissions.isPrivateGroup(0, of: 65534), "nobody's primary group is not root's")
+    }
+
     @Test func aNetrcWritableByOthersIsRefused() throws {
         let dir = try TemporaryDirectory("rf-netrc")
         let path = dir.file("netrc")
@@ -164,6 +173,7 @@ final class SecretsStayWithTheirOriginTests {
         let netrc = out.file("netrc")
         try "default login u password p\n".write(toFile: netrc, atomically: true, encoding: .utf8)
         chmod(netrc, 0o664)
+        chown(netrc, 0, 65534) // a group with others in it (nogroup), not the owner's own
         let netrcRefused = try runCLI(["--no-config", "--netrc-file", netrc, url, "-o", out.file("n.bin")])
         #expect(netrcRefused.status == 2 && netrcRefused.stderr.contains("writable by its group"), "\(netrcRefused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.file("n.bin")))

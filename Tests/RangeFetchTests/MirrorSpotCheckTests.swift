@@ -91,6 +91,24 @@ final class LyingMirrorTests {
                 "checked \(checkBytes(log)) bytes for \(fromMirror) from the mirror")
     }
 
+    /// Killed midway, the journal keeps the mirror's bytes as unchecked; the resumed run (without
+    /// the mirror now) checks them before calling the file complete, and fetches them again.
+    @Test func aMirrorsBytesFromAKilledRunAreCheckedOnResume() throws {
+        let size: Int64 = 48 << 20
+        let main = server.dataURL(size: size, name: "k.bin", "rate=3000000")
+        let liar = "http://localhost:\(server.port)/data/\(size)/k.bin?zerosover=8192&rate=3000000"
+        let run = try RunningCLI([main, "--mirror", liar, "-n", "4", "--min-segment", "1M", "-o", out.file("k.bin")])
+        #expect(run.waitUntilReceived(12 << 20), "never got 12 MiB")
+        run.send(SIGKILL)
+        _ = try run.wait()
+        let journal = String(decoding: try Data(contentsOf: URL(fileURLWithPath: out.file("k.bin.part.rfjournal"))), as: UTF8.self)
+        #expect(journal.contains("uncheckedMirrorBytes") && journal.contains("localhost"), "\(journal.prefix(600))")
+        let resumed = try runCLI([main, "-n", "4", "--min-segment", "1M", "-o", out.file("k.bin")])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("differ from the main URL"), "\(resumed.stderr)")
+        try server.expectFile(out.file("k.bin"), size: size, sourceLocation: #_sourceLocation)
+    }
+
     /// With a digest the bytes are proven as a whole: no spot checks, no notice.
     @Test func aChecksumMakesSpotChecksUnnecessary() throws {
         let size: Int64 = 8 << 20

@@ -33,7 +33,8 @@ int cfs_open_anonymous(const char *directory);
 
 /// Catches `numbers` (SIGINT, SIGTERM) with a handler that writes each signal's number as one
 /// byte to a pipe (the only async-signal-safe thing it does), installed at once with sigaction:
-/// no signal is lost between installing and listening. Returns the pipe's read end (non-blocking,
+/// no signal is lost between installing and listening. A second signal gets the default action
+/// (the process ends at once, as a second Ctrl-C asks). Returns the pipe's read end (non-blocking,
 /// close-on-exec), or -1 with errno set.
 int cfs_catch_signals(const int *numbers, int count);
 

@@ -29,7 +29,10 @@ public struct BenchMeasurer: Sendable {
         _ = try URLParts.validate(url)
         if let problem = plan.problem() { throw DownloadError(.invalidOption, problem) }
         let cancellation = CancellationFlag()
-        let plan = self.plan
+        var bound = self.plan
+        // Secrets go to the measured URL's origin only, never to where it redirects.
+        try bound.request.bindSecrets(to: url)
+        let plan = bound
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> BenchReport in
             try Sweep(plan: plan, url: url, cancellation: cancellation, report: report).run()
         }

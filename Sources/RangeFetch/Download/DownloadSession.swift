@@ -112,6 +112,14 @@ final class DownloadSession {
             emit(.warning("\(Redaction.url(url)): the server \(why), so the download is one stream on one connection, and an interruption starts it over"))
         }
         let followsLink = OutputPaths.followsLink(options.destination, options: options)
+        if !followsLink, options.destination != .standardOutput {
+            // A name rangefetch chose (from the URL, a server or a list) is only ever written as a
+            // new regular file: a FIFO or device planted there would receive the download.
+            let chosen = OutputPaths.path(options.destination, suggestedName: remote.suggestedName)
+            if FileSystem.kind(of: chosen, followingLinks: false) == .other {
+                throw DownloadError(.outputExists, "\(chosen) is not a regular file (a FIFO, socket or device); nothing was written to it", remedy: .removeStrayFile)
+            }
+        }
         if let target = StreamTarget(destination: options.destination, suggestedName: remote.suggestedName,
                                      followsLink: followsLink) {
             return try stream(remote, to: target)
@@ -233,6 +241,7 @@ final class DownloadSession {
         if options.resume == .resume {
             switch store.load() {
             case .record(let record) where record.matches(named(remote)) && partialSize == size:
+                resumedUnchecked = record.uncheckedMirrorBytes ?? [:]
                 return record.segments
             case .record(let record) where record.url != Redaction.url(named(remote).url):
                 reason = "\(file.path) belongs to a download of \(record.url), not \(remote.url)"
@@ -270,6 +279,10 @@ final class DownloadSession {
     private func reportExisting(paths: OutputPaths, remote: RemoteFile,
                                 expected: [(DigestValue, String)]) throws(DownloadError) -> DownloadSummary {
         let existing = FileSystem.size(of: paths.final) ?? -1
+        // Someone else's file of the right size is not this download, whatever its bytes.
+        if case .ownedBy = FileTrust(entryAt: paths.final), let problem = FileTrust(entryAt: paths.final)?.problem(at: paths.final) {
+            throw DownloadError(.outputExists, "\(problem); it is not taken as this download", remedy: .removeStrayFile)
+        }
         guard let size = remote.size, existing == size else {
             throw DownloadError(.outputExists, "\(paths.final) already exists (\(existing) bytes; the server has \(remote.size.map(String.init) ?? "an unknown number of") bytes)", remedy: .continueOrOverwrite)
         }
@@ -338,8 +351,14 @@ final class DownloadSession {
             engine = makeEngine(remote: remote, size: size, segments: refetch, mode: mode, file: file,
                                 checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
         } catch {
-            if let checkpointer, error.code != .rangesNotHonoured {
-                try? checkpointer.finish(engine.segmentStates)
+            if let checkpointer {
+                if error.code == .rangesNotHonoured {
+                    // The journal is removed next and the file starts over as one stream: no
+                    // checkpoint still queued may write it again.
+                    checkpointer.stop()
+                } else {
+                    try? checkpointer.finish(engine.segmentStates, unchecked: uncheckedMirrorBytes(engine.mirrorExtents))
+                }
             }
             if error.code == .cancelled, checkpointer == nil {
                 // No journal (a server without ranges, or a small file): nothing can be resumed.
@@ -420,6 +439,7 @@ final class DownloadSession {
         if mode == .ranged { configuration.mirrors = agreeingMirrors(remote) }
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
         let emit = self.emit
+        let resumed = resumedUnchecked
         return TransferEngine(configuration: configuration, multi: multi, file: file, cancellation: cancellation) { event in
             switch event {
             case .progress(let progress):
@@ -428,8 +448,8 @@ final class DownloadSession {
                 checkpointer?.startWriteback()
             case .written(let prefix):
                 follow(prefix)
-            case .checkpoint(let states):
-                checkpointer?.submit(states)
+            case .checkpoint(let states, let mirrorBytes):
+                checkpointer?.submit(states, unchecked: resumed.merging(mirrorBytes) { $0 + $1 })
             case .retrying(let notice):
                 emit(.retrying(notice))
             case .warning(let message):
@@ -444,6 +464,13 @@ final class DownloadSession {
 
     /// Mirrors whose bytes failed a spot check in this download: never used again in it.
     private var distrusted: Set<String> = []
+    /// Mirror bytes an interrupted run recorded as not yet spot-checked (from the journal).
+    private var resumedUnchecked: [String: [ByteRange]] = [:]
+
+    /// Mirror bytes not spot-checked yet: the resumed ones and `engine`'s.
+    private func uncheckedMirrorBytes(_ engine: [String: [ByteRange]]) -> [String: [ByteRange]] {
+        resumedUnchecked.merging(engine) { $0 + $1 }
+    }
     /// Whether the notice that mirror bytes are only spot-checked was given.
     private var saidSpotChecksOnly = false
 
@@ -453,17 +480,21 @@ final class DownloadSession {
     /// mirror agreed.
     private func rangesToRefetch(_ engine: TransferEngine, remote: RemoteFile, size: Int64?, file: PartialFile,
                                  expected: [(DigestValue, String)]) throws(DownloadError) -> [SegmentState]? {
-        guard expected.isEmpty, let size, !engine.mirrorExtents.isEmpty else { return nil }
+        let unchecked = uncheckedMirrorBytes(engine.mirrorExtents)
+        guard expected.isEmpty, let size, !unchecked.isEmpty else { return nil }
         let fetcher = SmallGet(request: options.request, cancellation: cancellation, multi: multi)
         var refetch: [ByteRange] = []
-        for (mirror, extents) in engine.mirrorExtents.sorted(by: { $0.key < $1.key }) {
-            guard let bad = try MirrorSpotCheck.firstMismatch(extents: extents, file: file, referenceURL: remote.finalURL,
+        for (mirror, extents) in unchecked.sorted(by: { $0.key < $1.key }) {
+            let references = remote.finalURL == remote.url ? [remote.url] : [remote.finalURL, remote.url]
+            guard let bad = try MirrorSpotCheck.firstMismatch(extents: extents, file: file, referenceURLs: references,
                                                               fetcher: fetcher) else { continue }
             distrusted.insert(mirror)
             let bytes = extents.reduce(Int64(0)) { $0 + $1.count }
             emit(.warning("mirror \(Redaction.url(mirror)) dropped: the bytes it sent at \(bad.httpRangeSpec) differ from the main URL's; its \(extents.count) range\(extents.count == 1 ? "" : "s") (\(ByteCount.format(bytes))) are fetched again"))
             refetch += extents
         }
+        // Checked: the next round's journal holds only what its own mirrors deliver.
+        resumedUnchecked = [:]
         return refetch.isEmpty ? nil : SegmentState.reopening(size: size, extents: refetch)
     }
 

@@ -86,6 +86,7 @@ extension Downloader {
         let configuration: S3Configuration
         if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
         options.request.s3Signer = configuration.signer
+        try options.request.bindSecrets(to: configuration.url(bucket: location.bucket, key: ""))
         let request = options.request
         let cancellation = CancellationFlag()
         let objects = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [S3Client.Object] in

@@ -13,8 +13,15 @@ final class Checkpointer: Sendable {
     private let queue = DispatchQueue(label: "rangefetch.checkpoint")
     private let state = Mutex<State>(State())
 
+    /// What one checkpoint records.
+    struct Snapshot {
+        var segments: [SegmentState]
+        /// Mirror bytes among them not spot-checked yet (``JournalRecord/uncheckedMirrorBytes``).
+        var unchecked: [String: [ByteRange]] = [:]
+    }
+
     private struct State {
-        var pending: [SegmentState]?
+        var pending: Snapshot?
         var scheduled = false
         var failure: SystemCallError?
         /// Bytes recorded by the last completed checkpoint.
@@ -29,9 +36,9 @@ final class Checkpointer: Sendable {
     }
 
     /// Queues `segments` (all bytes already passed to `pwrite`) to be recorded soon.
-    func submit(_ segments: [SegmentState]) {
+    func submit(_ segments: [SegmentState], unchecked: [String: [ByteRange]] = [:]) {
         let shouldSchedule = state.withLock { state -> Bool in
-            state.pending = segments
+            state.pending = Snapshot(segments: segments, unchecked: unchecked)
             guard !state.scheduled else { return false }
             state.scheduled = true
             return true
@@ -55,16 +62,16 @@ final class Checkpointer: Sendable {
 
     /// Waits for queued checkpoints, then durably records `segments`. Throws the first failure
     /// any checkpoint met.
-    func finish(_ segments: [SegmentState]) throws(SystemCallError) {
+    func finish(_ segments: [SegmentState], unchecked: [String: [ByteRange]] = [:]) throws(SystemCallError) {
         queue.sync {}
         state.withLock { $0.pending = nil }
-        try record(segments)
+        try record(Snapshot(segments: segments, unchecked: unchecked))
         if let failure = state.withLock({ $0.failure }) { throw failure }
     }
 
     private func drain() {
         while true {
-            let next = state.withLock { state -> [SegmentState]? in
+            let next = state.withLock { state -> Snapshot? in
                 guard let pending = state.pending else {
                     state.scheduled = false
                     return nil
@@ -81,10 +88,12 @@ final class Checkpointer: Sendable {
         }
     }
 
-    private func record(_ segments: [SegmentState]) throws(SystemCallError) {
+    private func record(_ snapshot: Snapshot) throws(SystemCallError) {
         try file.synchronize()
         var record = identity
-        record.segments = segments
+        record.segments = snapshot.segments
+        record.uncheckedMirrorBytes = snapshot.unchecked.isEmpty
+            ? nil : Dictionary(uniqueKeysWithValues: snapshot.unchecked.map { (Redaction.url($0.key), MirrorSpotCheck.merged($0.value)) })
         try store.write(record)
         state.withLock { $0.recordedBytes = record.writtenBytes }
     }

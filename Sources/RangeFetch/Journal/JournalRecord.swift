@@ -16,6 +16,10 @@ struct JournalRecord: Sendable, Equatable, Codable {
     var lastModified: String?
     /// The segments covering `[0, size)` exactly, in ascending order, with bytes written.
     var segments: [SegmentState]
+    /// Bytes that mirrors delivered and that were not yet spot-checked against the main URL
+    /// (``MirrorSpotCheck``), by mirror URL (redacted): a resume checks them before the file is
+    /// declared complete. Absent in journals without mirrors (and in older ones).
+    var uncheckedMirrorBytes: [String: [ByteRange]]?
 
     init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
         url = Redaction.url(remote.url)

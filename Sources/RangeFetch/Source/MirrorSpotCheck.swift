@@ -35,17 +35,50 @@ struct MirrorSpotCheck {
         return ByteRange(start, start + length)
     }
 
-    /// The first slice of `extents` whose bytes in `file` differ from the main URL's (each
-    /// fetched with `fetcher` from `referenceURL`); `nil` when all agree.
-    /// - Throws: when the main URL cannot be read: the check could not be made.
-    static func firstMismatch(extents: [ByteRange], file: PartialFile, referenceURL: String,
+    /// `extents` sorted, with touching or overlapping ones joined: one check per run of ranges
+    /// the mirror sent back to back.
+    static func merged(_ extents: [ByteRange]) -> [ByteRange] {
+        var merged: [ByteRange] = []
+        for extent in extents.sorted(by: { $0.lower < $1.lower }) where !extent.isEmpty {
+            if let last = merged.last, extent.lower <= last.upper {
+                merged[merged.count - 1] = ByteRange(last.lower, max(last.upper, extent.upper))
+            } else {
+                merged.append(extent)
+            }
+        }
+        return merged
+    }
+
+    /// The first slice of `extents` whose bytes in `file` differ from the main URL's; `nil` when
+    /// all agree. Slices are asked from the first of `referenceURLs` (the URL the main source
+    /// resolved to), and from the next when it stops answering (a signed redirect target that
+    /// expired during the download: the user's URL resolves afresh).
+    /// - Throws: when no reference URL serves a slice: the check could not be made.
+    static func firstMismatch(extents: [ByteRange], file: PartialFile, referenceURLs: [String],
                               fetcher: SmallGet) throws(DownloadError) -> ByteRange? {
         var random = SystemRandomNumberGenerator()
-        for extent in extents where !extent.isEmpty {
+        var references = referenceURLs[...]
+        for extent in merged(extents) {
             let slice = slice(of: extent, using: &random)
-            let answer = try fetcher.fetch(referenceURL, range: slice)
-            guard answer.status == 206, answer.contentRange?.range == slice, answer.body.count == Int(slice.count) else {
-                throw DownloadError(.protocolViolation, "\(referenceURL): could not read bytes \(slice.httpRangeSpec) to check a mirror against (HTTP \(answer.status))")
+            var answer: SmallGet.Answer?
+            var refusal = "no reference URL"
+            while answer == nil, let reference = references.first {
+                do {
+                    let got = try fetcher.fetch(reference, range: slice)
+                    if got.status == 206, got.contentRange?.range == slice, got.body.count == Int(slice.count) {
+                        answer = got
+                    } else {
+                        refusal = "\(reference): HTTP \(got.status)"
+                    }
+                } catch where error.code == .cancelled {
+                    throw error
+                } catch {
+                    refusal = error.message
+                }
+                if answer == nil { references = references.dropFirst() }
+            }
+            guard let answer else {
+                throw DownloadError(.protocolViolation, "could not read bytes \(slice.httpRangeSpec) of the main URL to check a mirror's bytes against (\(refusal))", remedy: .runAgainToResume)
             }
             var local = [UInt8](repeating: 0, count: Int(slice.count))
             let read = try? local.withUnsafeMutableBytes { buffer throws(SystemCallError) in

@@ -81,7 +81,8 @@ struct Netrc: Sendable, Equatable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        if let problem = FilePermissions.problem(owner: info.st_uid, mode: info.st_mode, caller: geteuid()) {
+        if let problem = FilePermissions.problem(owner: info.st_uid, mode: info.st_mode, caller: geteuid(),
+                                                 groupIsPrivate: FilePermissions.isPrivateGroup(info.st_gid, of: info.st_uid)) {
             throw DownloadError(.invalidOption, "the netrc file \(path) \(problem): refusing to send its logins (chmod go-w \(path))")
         }
         var bytes: [UInt8] = []
@@ -151,14 +152,34 @@ public enum FilePermissions {
     public static func problem(ofFileAt path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return problem(owner: info.st_uid, mode: info.st_mode, caller: geteuid())
+        return problem(owner: info.st_uid, mode: info.st_mode, caller: geteuid(),
+                       groupIsPrivate: isPrivateGroup(info.st_gid, of: info.st_uid))
+    }
+
+    /// Whether `group` is `user`'s private group (Debian's and Fedora's user private groups:
+    /// named after the user, its primary group, no other member), whose write bit under umask 002
+    /// gives no one else access.
+    public static func isPrivateGroup(_ group: gid_t, of user: uid_t) -> Bool {
+        guard let account = getpwuid(user), account.pointee.pw_gid == group, let entry = getgrgid(group) else { return false }
+        guard String(cString: entry.pointee.gr_name) == String(cString: account.pointee.pw_name) else { return false }
+        if let members = entry.pointee.gr_mem, let first = members.pointee {
+            // The user may be listed as a member of their own group; anyone else may not.
+            var index = 0
+            var member: UnsafeMutablePointer<CChar>? = first
+            while let name = member {
+                if String(cString: name) != String(cString: account.pointee.pw_name) { return false }
+                index += 1
+                member = members[index]
+            }
+        }
+        return true
     }
 
     /// What is wrong with a file of `owner` and `mode` read by `caller`, or `nil` when only the
     /// caller (or root) can have written it.
-    public static func problem(owner: uid_t, mode: mode_t, caller: uid_t) -> String? {
+    public static func problem(owner: uid_t, mode: mode_t, caller: uid_t, groupIsPrivate: Bool = false) -> String? {
         if owner != caller && owner != 0 { return "belongs to another user (uid \(owner))" }
-        if mode & 0o022 != 0 {
+        if mode & 0o002 != 0 || (mode & 0o020 != 0 && !groupIsPrivate) {
             return "is writable by \(mode & 0o002 != 0 ? "every user" : "its group") (mode \(String(mode & 0o777, radix: 8)))"
         }
         return nil

@@ -77,7 +77,8 @@ public struct RequestOptions: Sendable, Equatable {
     /// HTTP(S) form) and reads the netrc file once: see ``CredentialScope``.
     mutating func bindSecrets(to url: String) throws(DownloadError) {
         if scope.origin == nil { scope.origin = URLParts(url)?.origin }
-        if netrc, scope.netrc == nil, let path = netrcFile ?? Netrc.defaultPath {
+        // `-u` wins over netrc (as in curl): then the file is not read at all.
+        if netrc, credentials == nil, scope.netrc == nil, let path = netrcFile ?? Netrc.defaultPath {
             scope.netrc = try Netrc.load(path: path)
         }
     }
@@ -96,10 +97,11 @@ public struct RequestOptions: Sendable, Equatable {
         easy.set(CURLOPT_NOSIGNAL, true)
         // A signed request is never followed: its signature and token would go along to wherever
         // the store points (an answer naming another region comes back as a 3xx to report).
-        easy.set(CURLOPT_FOLLOWLOCATION, s3Signer == nil)
+        let signed = s3Signer != nil && trusted
+        easy.set(CURLOPT_FOLLOWLOCATION, !signed)
         // An S3 key may hold `.` and `..` segments, which libcurl would squash: the path sent
         // must be the path signed, the object's own.
-        if s3Signer != nil { easy.set(CURLOPT_PATH_AS_IS, true) }
+        if signed { easy.set(CURLOPT_PATH_AS_IS, true) }
         easy.set(CURLOPT_MAXREDIRS, maximumRedirects)
         // Only plain HTTP(S), also after redirects.
         easy.set(CURLOPT_PROTOCOLS_STR, "http,https")

@@ -8,7 +8,7 @@ enum EngineEvent: Sendable {
     case progress(EngineProgress)
     /// Segment states whose `written` bytes have all been passed to `pwrite`: a handler that
     /// `fdatasync`s the file and then records them keeps the journal truthful.
-    case checkpoint([SegmentState])
+    case checkpoint([SegmentState], mirrorBytes: [String: [ByteRange]])
     /// A segment failed and will be retried.
     case retrying(RetryNotice)
     /// Something odd that did not stop the download.
@@ -214,6 +214,18 @@ final class TransferEngine {
     /// The bytes each mirror delivered, by the mirror's URL (see ``SourceSet/mirrorExtents``).
     var mirrorExtents: [String: [ByteRange]] { sources.mirrorExtents }
 
+    /// ``mirrorExtents`` plus what running mirror requests received so far: every mirror byte a
+    /// checkpoint may count as written.
+    private var mirrorBytesSoFar: [String: [ByteRange]] {
+        var extents = sources.mirrorExtents
+        for transfer in active.values where !transfer.sourceID.isMain {
+            guard let requested = transfer.requested, transfer.bytesReceived > 0 else { continue }
+            extents[sources[transfer.sourceID].remote.url, default: []].append(
+                ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
+        }
+        return extents
+    }
+
     /// Connections the scheduler allows now.
     var targetConnections: Int { scheduler.targetConnections }
 
@@ -282,7 +294,7 @@ final class TransferEngine {
             }
             if let due = checkpointDueSince,
                segments.allSatisfy({ $0.queued == 0 }) || now - due >= Self.checkpointWaitSeconds {
-                report(.checkpoint(segmentStates))
+                report(.checkpoint(segmentStates, mirrorBytes: mirrorBytesSoFar))
                 checkpointDueSince = nil
             }
             if moved < Self.coalesceBytes && finished.isEmpty && !active.isEmpty {
