@@ -511,8 +511,8 @@ final class DownloadSession {
         let samples = Self.sampleRanges(size: size)
         var reference: [[UInt8]] = []
         for range in samples {
-            guard let answer = try? fetcher.fetch(primary.finalURL, range: range), answer.status == 206,
-                  answer.contentRange?.range == range else {
+            guard let answer = try? fetcher.fetch(primary.finalURL, range: range),
+                  Self.isExactSample(answer, of: range, from: primary) else {
                 emit(.warning("\(Redaction.url(url)): could not read the bytes mirrors are compared with; the mirrors are not used"))
                 return []
             }
@@ -535,7 +535,7 @@ final class DownloadSession {
                 var differs: ByteRange?
                 for (range, bytes) in zip(samples, reference) {
                     let answer = try fetcher.fetch(remote.finalURL, range: range)
-                    if answer.status != 206 || answer.contentRange?.range != range || answer.body != bytes {
+                    if !Self.isExactSample(answer, of: range, from: remote) || answer.body != bytes {
                         differs = range
                         break
                     }
@@ -554,6 +554,12 @@ final class DownloadSession {
             emit(.warning("no checksum to prove the mirrors' bytes: each range they send is spot-checked against the main URL, which catches a mirror sending other ranges but not one changing a few bytes"))
         }
         return agreed
+    }
+
+    /// Whether a sample answer is a 206 with exactly `range` of the probed file (its size and
+    /// validators), as a download request's answer must be.
+    static func isExactSample(_ answer: SmallGet.Answer, of range: ByteRange, from remote: RemoteFile) -> Bool {
+        ResponseValidator(remote: remote, asked: range, toUserURL: true).verdict(answer.head) == .accept
     }
 
     /// Where a mirror's bytes are compared with the main URL's: three random 4 KiB blocks and

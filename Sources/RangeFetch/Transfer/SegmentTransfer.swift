@@ -12,7 +12,10 @@ final class SegmentTransfer {
     let requested: ByteRange?
     private let writer: WriteQueue
     private let pool: BufferPool
-    private let remote: RemoteFile
+    /// Judges the response head against the request and the probed file.
+    private let validator: ResponseValidator
+    /// The verdict on the response head, once checked (see ``finalVerdict``).
+    private(set) var verdict = ResponseVerdict.accept
     private var buffer: UnsafeMutableRawBufferPointer
     /// Where the buffered bytes begin in ``buffer``: the next file offset modulo the file's
     /// direct-write alignment, so every aligned file offset sits at an aligned address.
@@ -51,7 +54,7 @@ final class SegmentTransfer {
     static let errorBodyBytes = 2048
 
     init(id: Int, segment: EngineSegment, requested: ByteRange?, url: String, writer: WriteQueue, pool: BufferPool,
-         remote: RemoteFile, now: Double) {
+         remote: RemoteFile, toUserURL: Bool, now: Double) {
         self.id = id
         self.url = url
         lowSpeed = LowSpeedWindow(now: now)
@@ -59,7 +62,7 @@ final class SegmentTransfer {
         self.requested = requested
         self.writer = writer
         self.pool = pool
-        self.remote = remote
+        self.validator = ResponseValidator(remote: remote, asked: requested, toUserURL: toUserURL)
         self.buffer = pool.take()
         self.easy = CurlEasy()
         self.startedAt = now
@@ -161,58 +164,16 @@ final class SegmentTransfer {
         validated = true
         httpVersion = easy.httpVersion
         effectiveURL = easy.effectiveURL
-        if let verdict = verdict() { failure = verdict }
+        verdict = validator.verdict(head)
+        sawOtherETag = validator.carriesOtherETag(head)
+        if let error = verdict.error { failure = (error, !verdict.isRetriable) }
     }
 
-    private func verdict() -> (error: DownloadError, isFatal: Bool)? {
-        let url = remote.url
-        if let malformed = head.malformation(url: url) { return (malformed, true) }
-        if let error = head.statusError(url: url, range: requested) {
-            if head.status == 416 {
-                return (DownloadError(.remoteChanged, "\(url): range \(requested?.httpRangeSpec ?? "") not satisfiable; the file on the server changed (was \(remote.size ?? 0) bytes)."), true)
-            }
-            return (error, !error.isTransient)
-        }
-        if let changed = changedVersion() { return (changed, true) }
-        guard let requested else { return nil }
-        if sawOtherETag && head.status == 200 {
-            // Another origin did not know the ETag sent in If-Range and sent the whole file: the
-            // retry sends the Last-Modified date instead (see Source).
-            return (DownloadError(.protocolViolation, "\(url): another origin answered with ETag \(head["etag"] ?? "") and the whole file; asking again with If-Range by date"), false)
-        }
-        if let ignored = head.ignoredRangeError(url: url) { return (ignored, true) }
-        if let coding = head.contentEncoding {
-            // Ranges of an encoded body are not ranges of the file: fall back to one decoded stream.
-            return (DownloadError(.rangesNotHonoured, "\(url): server sent Content-Encoding \(coding) for a range; ranges of an encoded body are not ranges of the file"), true)
-        }
-        if let mismatch = head.contentRangeError(asked: requested, size: remote.size, url: url) {
-            if let total = head.contentRange?.completeLength, total != remote.size {
-                return (DownloadError(.remoteChanged, "\(url): file size changed on the server from \(remote.size ?? 0) to \(total) bytes."), true)
-            }
-            return (mismatch, false)
-        }
-        return nil
-    }
-
-    /// A response whose validators contradict the probe's means the file changed under us.
-    private func changedVersion() -> DownloadError? {
-        let url = remote.url
-        switch Source.identity(etag: head["etag"], lastModified: head["last-modified"], of: remote) {
-        case .same:
-            break
-        case .otherETag:
-            sawOtherETag = true
-        case .changed:
-            if let expected = remote.etag, let actual = head["etag"], expected != actual {
-                return DownloadError(.remoteChanged, "\(url): file changed on the server (ETag \(expected) became \(actual), Last-Modified \(remote.lastModified ?? "none") became \(head["last-modified"] ?? "none"))")
-            }
-            return DownloadError(.remoteChanged, "\(url): file changed on the server (Last-Modified \(remote.lastModified ?? "none") became \(head["last-modified"] ?? "none"))")
-        }
-        if requested == nil, head.status == 200, let size = remote.size, let length = head.contentLength,
-           !head.hasContentEncoding, length != size {
-            return DownloadError(.remoteChanged, "\(url): file size changed on the server from \(size) to \(length) bytes.")
-        }
-        return nil
+    /// The verdict once the response has ended: an expired-token 400 is known only from its
+    /// body, which arrives after the head.
+    var finalVerdict: ResponseVerdict {
+        guard validated, failure != nil else { return verdict }
+        return validator.verdict(head, errorBody: errorText)
     }
 }
 

@@ -15,6 +15,8 @@ struct SmallGet {
         var body: [UInt8]
         /// `Content-Range`, for a ranged request.
         var contentRange: ContentRange?
+        /// The whole response head, for ``ResponseValidator``.
+        var head: ResponseHead
     }
 
     /// GETs `url` (the whole body, or `range` of it).
@@ -29,6 +31,6 @@ struct SmallGet {
         guard result == CURLE_OK else {
             throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))
         }
-        return Answer(status: easy.responseCode, body: sink.body ?? [], contentRange: sink.head.contentRange)
+        return Answer(status: easy.responseCode, body: sink.body ?? [], contentRange: sink.head.contentRange, head: sink.head)
     }
 }

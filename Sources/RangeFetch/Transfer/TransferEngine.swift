@@ -521,7 +521,8 @@ final class TransferEngine {
         nextTransferID += 1
         let transfer = SegmentTransfer(id: nextTransferID, segment: segment, requested: requested,
                                        url: sources[source: id].requestURL, writer: writer, pool: pool,
-                                       remote: sources[id].remote, now: now)
+                                       remote: sources[id].remote,
+                                       toUserURL: sources[source: id].requestURL == sources[source: id].userURL, now: now)
         transfer.sourceID = id
         sources.started(id)
         var extraHeaders: [String] = []
@@ -599,21 +600,22 @@ final class TransferEngine {
             return
         }
         if !failed { sources.succeeded(transfer.sourceID) }
-        if let failure = transfer.failure {
-            if case .httpStatus(let status) = failure.error.code {
-                if Source.mayMeanExpiredSignature(status: status, body: transfer.errorText) {
-                    try refused(transfer, status: status, error: failure.error)
-                    return
-                }
-                if status == 429 || status == 503 {
-                    pushedBack(failure.error, by: transfer.sourceID)
-                    try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds, blame: .pushback)
-                    return
-                }
-            }
-            if failure.isFatal { throw failure.error }
-            try retry(segment, after: failure.error, retryAfter: failure.error.retryAfterSeconds)
+        switch transfer.finalVerdict {
+        case .accept:
+            break
+        case .reResolve(let error, let status), .excludeSource(let error, let status):
+            try refused(transfer, status: status, error: error)
             return
+        case .pushback(let error, let after):
+            pushedBack(error, by: transfer.sourceID)
+            try retry(segment, after: error, retryAfter: after, blame: .pushback)
+            return
+        case .retry(let error, let after):
+            try retry(segment, after: error, retryAfter: after)
+            return
+        case .oneStream(let error), .restartWhole(let error), .fatal(let error):
+            // The session falls back to one stream (rangesNotHonoured) or restarts (remoteChanged).
+            throw error
         }
         if segment.outstanding.isEmpty { return }
         if configuration.mode == .singleStream && configuration.remote.size == nil && result == CURLE_OK {
