@@ -75,6 +75,18 @@ struct NetrcTests {
         #expect(netrc.fallback == Netrc.Login(login: "anon", password: "anonpw"))
     }
 
+    /// What libcurl is given to look hosts up at every hop: complete machine entries only, quoted.
+    @Test func theMachineFileHoldsCompleteMachineEntriesOnly() {
+        let netrc = Netrc.parse("""
+            machine a.example login alice password "p\\"w"
+            machine b.example login bob
+            machine c.example password onlypw
+            default login d password dpw
+            """)
+        #expect(netrc.machineText == "machine \"a.example\" login \"alice\" password \"p\\\"w\"\n")
+        #expect(Netrc.parse(netrc.machineText).login(forHost: "a.example") == Netrc.Login(login: "alice", password: "p\"w"))
+    }
+
     @Test(arguments: [
         (uid_t(0), mode_t(0o600), nil),
         (uid_t(0), mode_t(0o644), nil),
@@ -177,6 +189,29 @@ final class SecretsStayWithTheirOriginTests {
         let netrcRefused = try runCLI(["--no-config", "--netrc-file", netrc, url, "-o", out.file("n.bin")])
         #expect(netrcRefused.status == 2 && netrcRefused.stderr.contains("writable by its group"), "\(netrcRefused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.file("n.bin")))
+    }
+
+    /// A netrc `machine` login reaches each host libcurl's own redirects lead to (as curl
+    /// --netrc does: a data host redirecting to its login host); the `default` login does not.
+    @Test func netrcMachineLoginsFollowRedirectsButTheDefaultStaysHome() throws {
+        let netrc = out.file("netrc-hops")
+        try "machine 127.0.0.1 login u password hop1\nmachine localhost login u password hop1\n"
+            .write(toFile: netrc, atomically: true, encoding: .utf8)
+        chmod(netrc, 0o600)
+        let url = server.dataURL(size: 3_000_000, name: "h.bin", "auth=u:hop1&redirect=1&redirecthost=1")
+        let hops = try runCLI(["--no-config", "--netrc-file", netrc, url, "-o", out.file("h.bin")])
+        #expect(hops.status == 0, "\(hops.stderr)")
+        try server.expectFile(out.file("h.bin"), size: 3_000_000, sourceLocation: #_sourceLocation)
+
+        let fallback = out.file("netrc-default")
+        try "machine 127.0.0.1 login u password hop2\ndefault login u password hop2\n"
+            .write(toFile: fallback, atomically: true, encoding: .utf8)
+        chmod(fallback, 0o600)
+        let target = server.dataURL(size: 3_000_000, name: "d.bin", "auth=u:hop2&redirect=1&redirecthost=1&run=2")
+        let refused = try runCLI(["--no-config", "--netrc-file", fallback, target, "-o", out.file("d.bin"), "--max-tries", "1"])
+        #expect(refused.status == 3, "\(refused.stderr)")
+        let atTarget = try server.stats().log.filter { $0.host?.hasPrefix("localhost") == true && $0.path.hasSuffix("d.bin") }
+        #expect(!atTarget.isEmpty && atTarget.allSatisfy { $0.auth == false }, "the default login went to localhost")
     }
 
     @Test func turningTLSChecksOffSaysSoOnce() throws {

@@ -17,6 +17,9 @@ struct CredentialScope: Sendable, Equatable {
     var origin: String?
     /// Logins read from a netrc file, when netrc is on.
     var netrc: Netrc?
+    /// The netrc's `machine` entries alone, for libcurl to look up at every host it reaches,
+    /// redirects included (``Netrc/MachineFile``); `nil`: our own lookup for the first host only.
+    var machineFile: Netrc.MachineFile?
 
     /// What a request for `url` may carry.
     struct Grant: Equatable {
@@ -31,7 +34,10 @@ struct CredentialScope: Sendable, Equatable {
         let own = origin.map { $0 == parts.origin } ?? true
         var login: Netrc.Login?
         if let netrc, parts.user == nil {
-            login = netrc.login(forHost: parts.host) ?? (own ? netrc.fallback : nil)
+            // With the machine file libcurl finds a host's own entry itself (at every hop); the
+            // `default` entry is ours to give, to the user's origin only.
+            let machine = netrc.login(forHost: parts.host)
+            login = machineFile != nil && machine != nil ? nil : machine ?? (own ? netrc.fallback : nil)
         }
         return Grant(userSecrets: own, netrcLogin: login)
     }

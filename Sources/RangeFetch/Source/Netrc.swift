@@ -1,3 +1,4 @@
+import CFileShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,6 +95,48 @@ struct Netrc: Sendable, Equatable {
             bytes += chunk[0..<count]
         }
         return parse(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The `machine` entries with a login and a password, as netrc text for libcurl (quoted, so
+    /// any character survives; libcurl reads quoted tokens since 7.84). No `default`, and no
+    /// entry lacking a login or password (what libcurl 7.88 mishandles on redirects,
+    /// CVE-2024-11053).
+    var machineText: String {
+        func quoted(_ token: String) -> String {
+            var out = "\""
+            for character in token {
+                if character == "\\" || character == "\"" { out.append("\\") }
+                out.append(character)
+            }
+            return out + "\""
+        }
+        return machines.filter { !$0.login.login.isEmpty && !$0.login.password.isEmpty }
+            .map { "machine \(quoted($0.host)) login \(quoted($0.login.login)) password \(quoted($0.login.password))\n" }
+            .joined()
+    }
+
+    /// A file with no name holding ``machineText``, readable by libcurl at ``path``
+    /// (`/proc/self/fd/N`) for as long as this lives.
+    final class MachineFile: Sendable, Equatable {
+        let descriptor: Int32
+        var path: String { "/proc/self/fd/\(descriptor)" }
+
+        /// `nil` when no file can be made (no `O_TMPFILE` there) or written.
+        init?(text: String, directory: String) {
+            let fd = cfs_open_anonymous(directory)
+            guard fd >= 0 else { return nil }
+            let bytes = Array(text.utf8)
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written == bytes.count else {
+                close(fd)
+                return nil
+            }
+            descriptor = fd
+        }
+
+        deinit { close(descriptor) }
+
+        static func == (a: MachineFile, b: MachineFile) -> Bool { a === b }
     }
 
     /// The netrc file read by default: `$NETRC`, else `~/.netrc`.

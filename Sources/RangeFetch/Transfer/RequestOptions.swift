@@ -80,6 +80,9 @@ public struct RequestOptions: Sendable, Equatable {
         // `-u` wins over netrc (as in curl): then the file is not read at all.
         if netrc, credentials == nil, scope.netrc == nil, let path = netrcFile ?? Netrc.defaultPath {
             scope.netrc = try Netrc.load(path: path)
+            if let text = scope.netrc?.machineText, !text.isEmpty {
+                scope.machineFile = Netrc.MachineFile(text: text, directory: Environment.value("TMPDIR") ?? "/tmp")
+            }
         }
     }
 
@@ -115,6 +118,11 @@ public struct RequestOptions: Sendable, Equatable {
         easy.set(CURLOPT_BUFFERSIZE, RequestOptions.receiveBufferBytes)
         easy.set(CURLOPT_TCP_KEEPALIVE, true)
         let netrcLogin = grant.netrcLogin.map { "\($0.login):\($0.password)" }
+        if let machineFile = scope.machineFile {
+            // libcurl looks the host up at every hop it follows, as curl --netrc does.
+            easy.set(CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
+            easy.set(CURLOPT_NETRC_FILE, machineFile.path)
+        }
         if let login = (trusted ? credentials : nil) ?? netrcLogin {
             easy.set(CURLOPT_USERPWD, login)
             easy.set(CURLOPT_HTTPAUTH, CCURL_AUTH_BASIC)
