@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import RangeFetch
 
@@ -71,6 +72,21 @@ final class LoopingListingTests {
     init() throws { server = try FaultServer() }
 
     deinit { server.stop() }
+
+    /// A signed request is never followed to another host: the endpoint's redirect is reported,
+    /// and no request reaches the other host with a signature or the session token.
+    @Test func aSignedRequestIsNotFollowedOffTheEndpoint() throws {
+        let out = try TemporaryDirectory("rf-moved")
+        let environment = ["AWS_ENDPOINT_URL": server.baseURL, "AWS_ACCESS_KEY_ID": "AKIDMOVED", "AWS_SECRET_ACCESS_KEY": "s3cretmoved",
+                           "AWS_SESSION_TOKEN": "TOKENMOVED", "AWS_REGION": "us-east-1", "AWS_PROFILE": "", "HOME": out.path]
+        let result = try runCLI(["--no-config", "s3://movedbucket/k.bin", "-o", out.file("k.bin")],
+                                environment: environment, timeoutSeconds: 30)
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains("HTTP 301") && result.stderr.contains("signed requests are not followed"), "\(result.stderr)")
+        let elsewhere = try server.stats().log.filter { $0.host?.hasPrefix("localhost") == true }
+        #expect(elsewhere.isEmpty, "\(elsewhere.count) requests went to the other host")
+        #expect(!FileManager.default.fileExists(atPath: out.file("k.bin")))
+    }
 
     @Test func aRepeatedContinuationTokenEndsTheListingWithAnError() throws {
         let out = try TemporaryDirectory("rf-loop")

@@ -29,6 +29,8 @@ Paths
                             "accept_encoding_lines" how many such header lines came. A request is
                             logged once its response is finished (or broken off). Control
                             endpoints are not logged.
+  /movedbucket/KEY          an S3 endpoint whose bucket lives elsewhere: 301 to /data/4096/moved.bin
+                            at host "localhost" (another origin).
   /loopingbucket            an S3 ListObjectsV2 listing whose every page is truncated with the same
                             NextContinuationToken ("same"); each page names one new key.
   /_reset                   GET or POST: clears the stats and every per-URL counter (cutcount,
@@ -651,6 +653,13 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/_reset":
             STATE.reset()
             self.simple(204, b"", record=False)
+            return
+        if path.startswith("/movedbucket/"):
+            # An S3 endpoint answering for a bucket in another region: 301 to another host (as
+            # S3's PermanentRedirect names the regional endpoint). The target serves the key's
+            # bytes and logs whether the request carried Authorization or a security token.
+            target = f"http://localhost:{self.server.server_address[1]}/data/4096/moved.bin"
+            self.simple(301, b"<Error><Code>PermanentRedirect</Code></Error>", [("Location", target)])
             return
         if path.rstrip("/") == "/loopingbucket":
             # An S3 store whose ListObjectsV2 pages never end: every page is truncated and names
