@@ -10,10 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/packages.sh
-rf_base_packages
-rf_test_server_packages
-rf_test_python
-rf_require_swift
+rf_test_requirements
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:halt_on_error=1}"
 sanitize=(-Xswiftc -sanitize=address --scratch-path .build-asan)

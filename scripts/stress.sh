@@ -10,10 +10,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/packages.sh
 rf_base_packages
-rf_require_swift
-
-if [ -z "${RANGEFETCH:-}" ]; then
-    swift build -c release --product rangefetch >&2
-    RANGEFETCH="$(swift build -c release --show-bin-path)/rangefetch"
-fi
+rf_release_binary
 exec python3 Tests/Support/stress.py "$RANGEFETCH" "$@"

@@ -6,10 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/packages.sh
-rf_base_packages
-rf_test_server_packages
-rf_test_python
-rf_require_swift
+rf_test_requirements
 
 swift build
 if [ $# -eq 0 ]; then

