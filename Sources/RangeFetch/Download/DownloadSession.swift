@@ -596,9 +596,21 @@ final class DownloadSession {
     private func stream(_ remote: RemoteFile, to target: StreamTarget) throws(DownloadError) -> DownloadSummary {
         let expected = expectedDigests(remote)
         let spool = try wrap { () throws(SystemCallError) in try PartialFile(anonymousIn: Self.spoolDirectory) }
-        defer { spool.close() }
-        let output = try wrap { () throws(SystemCallError) in try target.open() }
-        defer { close(output) }
+        let output: Int32
+        do {
+            output = try wrap { () throws(SystemCallError) in try target.open() }
+        } catch {
+            spool.close()
+            throw error
+        }
+        // Closed only once the stream's copying has really ended (see OrderedStream.stop).
+        var drained = false
+        defer {
+            if drained {
+                close(output)
+                spool.close()
+            }
+        }
         let multi = self.multi
         let cancellation = self.cancellation
         var algorithms = expected.map(\.0.algorithm)
@@ -608,6 +620,7 @@ final class DownloadSession {
             if failed { cancellation.cancel() }
             multi.wakeup()
         }
+        defer { drained = stream.stop(waitingAtMost: Self.streamStopSeconds) }
         let ranged = remote.isSegmentable && remote.size != nil
         let size = remote.size
         // Pieces are planned as the window reaches them: a claimed size costs nothing up front.
@@ -658,6 +671,9 @@ final class DownloadSession {
                                alreadyComplete: false, segmented: ranged, verificationSeconds: nil, streamed: true,
                                digests: digests)
     }
+
+    /// How long a stream that ends (done, failed or interrupted) waits for its copying to stop.
+    static let streamStopSeconds = 2.0
 
     /// The output of a stream failed: a reader that went away, or a device error.
     private static func streamFailure(_ failure: SystemCallError, target: StreamTarget, sent: Int64) -> DownloadError {

@@ -22,6 +22,8 @@ final class OrderedStream: @unchecked Sendable {
     private let queue = DispatchQueue(label: "rangefetch.stream")
     private let state: Mutex<State>
     private let sent = Atomic<Int64>(0)
+    /// Set by ``stop(waitingAtMost:)``: the drain gives up at its next step or wait.
+    private let stopping = Atomic<Bool>(false)
     private let buffer: UnsafeMutableRawBufferPointer
     /// Told when bytes went out (`false`: the engine may start more ranges) or the output
     /// failed (`true`: the download should stop).
@@ -65,6 +67,21 @@ final class OrderedStream: @unchecked Sendable {
         if state.withLock({ $0.follower.advance(to: end, done: sentBytes) }) { queue.async { self.drain() } }
     }
 
+    /// Ends the copying: the drain stops at its next step (or its next wait for a full output),
+    /// and the digest contexts are freed here. `true` once the drain has ended; `false` when it
+    /// is still stuck after `seconds` (a blocking write to a reader that stopped reading), and
+    /// then the caller must leave the output and the spool open: closing them would let a late
+    /// write or read reach whatever file takes their descriptor numbers next.
+    func stop(waitingAtMost seconds: Double) -> Bool {
+        stopping.store(true, ordering: .releasing)
+        state.withLock { $0.follower.pause() }
+        let drained = DispatchGroup()
+        queue.async(group: drained) {}
+        guard drained.wait(timeout: .now() + seconds) == .success else { return false }
+        state.withLock { $0.digest = nil }
+        return true
+    }
+
     /// Sends everything up to `size` (waiting for a slow reader) and returns the digests of what
     /// was sent.
     func finish(size: Int64) throws(SystemCallError) -> [DigestValue] {
@@ -82,7 +99,7 @@ final class OrderedStream: @unchecked Sendable {
 
     private func drain() {
         var released = sentBytes / Self.releaseStepBytes * Self.releaseStepBytes
-        while true {
+        while !stopping.load(ordering: .acquiring) {
             let (from, to, digest) = state.withLock { state -> (Int64, Int64, MultiDigest?) in
                 let from = sentBytes
                 guard let to = state.follower.next(done: from) else { return (from, from, nil) }
@@ -103,6 +120,8 @@ final class OrderedStream: @unchecked Sendable {
                 try send(bytes)
                 digest?.update(bytes)
             } catch {
+                // Stopped on purpose: the download is over, nothing to report or cancel.
+                if stopping.load(ordering: .acquiring) { return }
                 state.withLock { $0.follower.fail(error) }
                 wake(true)
                 return
@@ -134,8 +153,7 @@ final class OrderedStream: @unchecked Sendable {
                 guard moved > 0 else { throw SystemCallError(function: "sendfile", path: outputName, errno: EIO) }
                 sent.add(Int64(moved), ordering: .releasing)
             } catch where error.errno == EAGAIN {
-                var ready = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&ready, 1, 100)
+                try waitForRoom()
             } catch where (error.errno == EINVAL || error.errno == ENOSYS) && Int64(position) == offset {
                 return false
             }
@@ -155,9 +173,18 @@ final class OrderedStream: @unchecked Sendable {
                 done += written
                 sent.add(Int64(written), ordering: .releasing)
             } catch where error.errno == EAGAIN {
-                var ready = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&ready, 1, 100)
+                try waitForRoom()
             }
         }
+    }
+
+    /// Waits up to 100 ms for room in a full non-blocking output; throws once the stream is
+    /// being stopped.
+    private func waitForRoom() throws(SystemCallError) {
+        if stopping.load(ordering: .acquiring) {
+            throw SystemCallError(function: "write", path: outputName, errno: ECANCELED)
+        }
+        var ready = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
+        _ = poll(&ready, 1, 100)
     }
 }
