@@ -343,34 +343,34 @@ final class DownloadSession {
         var engine = makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: file,
                                 checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
         while true {
-        do {
-            try engine.run()
-            guard let refetch = try rangesToRefetch(engine, remote: remote, size: size, file: file, expected: expected) else { break }
-            // The journal must not claim the dropped mirror's ranges from here on.
-            try wrap { () throws(SystemCallError) in try checkpointer?.finish(refetch) }
-            engine = makeEngine(remote: remote, size: size, segments: refetch, mode: mode, file: file,
-                                checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
-        } catch {
-            if let checkpointer {
-                if error.code == .rangesNotHonoured {
-                    // The journal is removed next and the file starts over as one stream: no
-                    // checkpoint still queued may write it again.
-                    checkpointer.stop()
-                } else {
-                    try? checkpointer.finish(engine.segmentStates, unchecked: uncheckedMirrorBytes(engine.mirrorExtents))
+            do {
+                try engine.run()
+                guard let refetch = try rangesToRefetch(engine, remote: remote, size: size, file: file, expected: expected) else { break }
+                // The journal must not claim the dropped mirror's ranges from here on.
+                try wrap { () throws(SystemCallError) in try checkpointer?.finish(refetch) }
+                engine = makeEngine(remote: remote, size: size, segments: refetch, mode: mode, file: file,
+                                    checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
+            } catch {
+                if let checkpointer {
+                    if error.code == .rangesNotHonoured {
+                        // The journal is removed next and the file starts over as one stream: no
+                        // checkpoint still queued may write it again.
+                        checkpointer.stop()
+                    } else {
+                        try? checkpointer.finish(engine.segmentStates, unchecked: uncheckedMirrorBytes(engine.mirrorExtents))
+                    }
                 }
+                if error.code == .cancelled, checkpointer == nil {
+                    // No journal (a server without ranges, or a small file): nothing can be resumed.
+                    let why = mode == .singleStream ? "the server does not serve byte ranges, so"
+                        : options.journal ? "files under 2 MiB keep no journal, so" : "no journal was kept, so"
+                    throw DownloadError(.cancelled, "interrupted after \(engine.segmentStates.writtenBytes) bytes; \(why) running the command again starts from the beginning")
+                }
+                if error.code == .cancelled {
+                    throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial)", remedy: .runAgainToResume)
+                }
+                throw error
             }
-            if error.code == .cancelled, checkpointer == nil {
-                // No journal (a server without ranges, or a small file): nothing can be resumed.
-                let why = mode == .singleStream ? "the server does not serve byte ranges, so"
-                    : options.journal ? "files under 2 MiB keep no journal, so" : "no journal was kept, so"
-                throw DownloadError(.cancelled, "interrupted after \(engine.segmentStates.writtenBytes) bytes; \(why) running the command again starts from the beginning")
-            }
-            if error.code == .cancelled {
-                throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial)", remedy: .runAgainToResume)
-            }
-            throw error
-        }
         }
 
         // No checkpoint may land after this point: the journal is removed once the file is whole.
