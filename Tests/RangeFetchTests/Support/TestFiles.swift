@@ -49,24 +49,35 @@ enum Checksums {
     }
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released; the small race is acceptable in tests).
-func freeLoopbackPort() throws -> Int {
+/// A TCP socket bound to a free port on 127.0.0.1 (listening when `backlog` is given), with
+/// that port; the caller closes the descriptor.
+func loopbackSocket(listening backlog: Int32? = nil) throws -> (descriptor: Int32, port: Int) {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw TestFailure("socket failed") }
-    defer { close(descriptor) }
+    guard descriptor >= 0 else { throw TestFailure("socket: errno \(errno)") }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = 0
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-            guard bind(descriptor, pointer, length) == 0 else { return -1 }
-            return getsockname(descriptor, pointer, &length)
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(descriptor, pointer, length) == 0 && backlog.map { listen(descriptor, $0) == 0 } ?? true
+                && getsockname(descriptor, pointer, &length) == 0
         }
     }
-    guard bound == 0 else { throw TestFailure("bind failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard bound else {
+        let code = errno
+        close(descriptor)
+        throw TestFailure("bind/listen: errno \(code)")
+    }
+    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released; the small race is acceptable in tests).
+func freeLoopbackPort() throws -> Int {
+    let (descriptor, port) = try loopbackSocket()
+    close(descriptor)
+    return port
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`.
