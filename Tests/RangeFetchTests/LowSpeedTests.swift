@@ -44,7 +44,7 @@ final class LowSpeedTests {
     }
 
     @Test func slowMessageNamesTheURLAndTheSpeeds() {
-        let message = TransferEngine.slowMessage(url: "http://127.0.0.1:1/f?X-Amz-Signature=abc", speed: 2.4, floor: 1024, seconds: 30)
+        let message = LowSpeedRule.slowMessage(url: "http://127.0.0.1:1/f?X-Amz-Signature=abc", speed: 2.4, floor: 1024, seconds: 30)
         #expect(message.contains("http://127.0.0.1:1/f"), "\(message)")
         #expect(!message.contains("abc"), "\(message)")
         #expect(message.contains("2 B/s over 30 s") && message.contains("1.0 KiB/s"), "\(message)")

@@ -47,7 +47,8 @@ final class BatchRun: Sendable {
 
     /// One worker: files in order until none is left or the batch is stopped.
     func work() {
-        let multi = CurlMulti(share: share)
+        // A loop that cannot be made fails each file this worker takes, naming why.
+        let multi = Result { () throws(DownloadError) -> CurlLoop in try CurlLoop(share: share) }
         let connections = WorkerConnections(budget: budget)
         defer { connections.releaseAll() }
         while !cancellation.isCancelled {
@@ -57,7 +58,7 @@ final class BatchRun: Sendable {
         }
     }
 
-    private func run(_ index: Int, multi: CurlMulti, connections: WorkerConnections) {
+    private func run(_ index: Int, multi: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
         let entry = entries[index]
         let began = MonotonicTime.now()
         let emit = self.emit
@@ -68,7 +69,7 @@ final class BatchRun: Sendable {
             try Self.prepareDirectory(options.destination)
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)
-            return try DownloadSession(url: url, options: options, cancellation: cancellation, multi: multi,
+            return try DownloadSession(url: url, options: options, cancellation: cancellation, multi: multi.get(),
                                        sharing: sharing, journalURL: S3Location(entry.url) != nil ? entry.url : nil) { event in
                 switch event {
                 case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }

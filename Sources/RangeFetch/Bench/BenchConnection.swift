@@ -5,7 +5,7 @@ import CCurl
 ///
 /// Lives on the measuring thread only; libcurl reaches it through the userdata pointer.
 final class BenchConnection {
-    let easy = CurlEasy()
+    let easy: CurlEasy
     /// The bytes this connection fetches; `nil` for a plain stream (no ranges).
     let slice: ByteRange?
     /// Bytes a plain stream may take before it stops (the budget), `nil`: until the deadline.
@@ -36,7 +36,10 @@ final class BenchConnection {
     /// Bytes coalesced before each `pwrite` (`--sink disk`), as the download path does.
     static let diskBufferBytes = 1 << 20
 
-    init(url: String, slice: ByteRange?, streamLimit: Int64?, remoteSize: Int64?, file: PartialFile?, now: Double) {
+    /// - Throws: when libcurl cannot allocate a request handle.
+    init(url: String, slice: ByteRange?, streamLimit: Int64?, remoteSize: Int64?, file: PartialFile?,
+         now: Double) throws(DownloadError) {
+        easy = try CurlEasy()
         self.url = url
         self.slice = slice
         self.streamLimit = streamLimit

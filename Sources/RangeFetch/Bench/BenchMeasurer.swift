@@ -47,7 +47,7 @@ private struct Sweep {
     let report: @Sendable (BenchMeasurer.Event) -> Void
 
     func run() throws(DownloadError) -> BenchReport {
-        let remote = try Prober(request: plan.request, cancellation: cancellation, multi: CurlMulti()).probe(url)
+        let remote = try Prober(request: plan.request, cancellation: cancellation, multi: CurlLoop()).probe(url)
         if remote.size == 0 {
             throw DownloadError(.invalidOption, "\(url): the file is empty (0 bytes); there is nothing to measure")
         }
@@ -87,9 +87,6 @@ private struct Sweep {
         return BenchStep(connections: connections, samples: samples)
     }
 
-    /// Milliseconds `curl_multi_poll` waits at most, so the deadline and cancellation are noticed.
-    static let pollMilliseconds: Int32 = 50
-
     private func measureRun(remote: RemoteFile, connections: Int, ranged: Bool, sink: BenchPlan.Sink) throws(DownloadError) -> BenchSample {
         let budget = plan.budgetBytes(fileSize: remote.size)
         var file: PartialFile?
@@ -103,57 +100,25 @@ private struct Sweep {
             }
         }
         defer { file?.close() }
-        let multi = CurlMulti()
-        cancellation.attach(multi)
-        defer { cancellation.detach(multi) }
+        let loop = try CurlLoop()
         let cpuBefore = Self.cpuSeconds()
         let start = MonotonicTime.now()
-        let deadline = start + plan.durationSeconds
         let slices: [ByteRange?] = ranged ? BenchPlan.slices(budget: budget ?? 0, connections: connections) : [nil]
-        var active: [BenchConnection] = slices.map {
-            BenchConnection(url: remote.finalURL, slice: $0, streamLimit: ranged ? nil : budget,
-                            remoteSize: remote.size, file: file, now: start)
+        var all: [BenchConnection] = []
+        for slice in slices {
+            all.append(try BenchConnection(url: remote.finalURL, slice: slice, streamLimit: ranged ? nil : budget,
+                                           remoteSize: remote.size, file: file, now: start))
         }
-        let all = active
-        for connection in active {
-            connection.prepareRequest(options: plan.request)
-            multi.add(connection.easy)
+        let transfers = BenchRound(connections: all, loop: loop, deadline: start + plan.durationSeconds,
+                               request: plan.request, maximumRetries: plan.maximumRetries, url: remote.finalURL)
+        do {
+            try transfers.start()
+            try loop.run(transfers, cancellation: cancellation)
+        } catch {
+            transfers.failure = transfers.failure ?? error
         }
-        var failure: DownloadError?
-        var tcpConnections = 0
-        var httpVersion: String?
-        while !active.isEmpty && failure == nil {
-            if cancellation.isCancelled { failure = .cancelled(); break }
-            let now = MonotonicTime.now()
-            if now >= deadline { break }
-            multi.perform()
-            tcpConnections = max(tcpConnections, multi.openConnections)
-            for (handle, result) in multi.completedTransfers() {
-                guard let index = active.firstIndex(where: { $0.easy.handle == handle }) else { continue }
-                let connection = active[index]
-                httpVersion = httpVersion ?? connection.easy.httpVersion
-                multi.remove(connection.easy)
-                if let error = connection.failure {
-                    failure = error
-                } else if result == CURLE_OK || connection.isComplete {
-                    if !connection.isComplete, connection.slice != nil {
-                        failure = DownloadError(.protocolViolation, "\(remote.finalURL): response ended before the range was complete")
-                    }
-                    connection.finishedAt = MonotonicTime.now()
-                    active.remove(at: index)
-                } else if connection.retries < plan.maximumRetries, TransferFailure.isRetryableDuringTransfer(result) {
-                    connection.retries += 1
-                    connection.prepareRequest(options: plan.request)
-                    multi.add(connection.easy)
-                } else {
-                    failure = TransferFailure.curl(result, url: remote.finalURL, detail: connection.easy.errorDetail)
-                }
-            }
-            if !active.isEmpty && failure == nil {
-                multi.poll(timeoutMilliseconds: min(Self.pollMilliseconds, Int32(max(1, (deadline - MonotonicTime.now()) * 1000))))
-            }
-        }
-        for connection in active { multi.remove(connection.easy) }
+        let failure = transfers.failure
+        for connection in all { loop.remove(connection.easy) }
         for connection in all { connection.flush() }
         if let error = all.compactMap(\.failure).first ?? failure { throw error }
         let end = MonotonicTime.now()
@@ -170,8 +135,8 @@ private struct Sweep {
             connectSeconds: median(all.compactMap(\.connectSeconds)),
             cpuSeconds: cpu,
             retries: all.reduce(0) { $0 + $1.retries },
-            tcpConnections: tcpConnections,
-            httpVersion: httpVersion ?? active.lazy.compactMap(\.easy.httpVersion).first)
+            tcpConnections: transfers.tcpConnections,
+            httpVersion: transfers.httpVersion ?? all.lazy.compactMap(\.easy.httpVersion).first)
     }
 
     /// User plus system CPU seconds of this process so far (`getrusage(RUSAGE_SELF)`).
@@ -180,5 +145,71 @@ private struct Sweep {
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
+
+/// One bench run's requests on a ``CurlLoop``: a request that ends early is retried (up to the
+/// plan's limit) for what is left of its slice; the run stops at the deadline, when every request
+/// is done, or at the first failure.
+private final class BenchRound: CurlLoopClient {
+    let connections: [BenchConnection]
+    let loop: CurlLoop
+    let deadline: Double
+    let request: RequestOptions
+    let maximumRetries: Int
+    /// The URL measured, for errors.
+    let url: String
+    /// Indices of the connections whose request is in the loop.
+    private var running: Set<Int> = []
+    var failure: DownloadError?
+    /// The most TCP connections open at once.
+    private(set) var tcpConnections = 0
+    private(set) var httpVersion: String?
+
+    /// Milliseconds the loop waits at most, so the deadline is noticed.
+    private static let pollMilliseconds: Int32 = 50
+
+    init(connections: [BenchConnection], loop: CurlLoop, deadline: Double, request: RequestOptions,
+         maximumRetries: Int, url: String) {
+        self.connections = connections
+        self.loop = loop
+        self.deadline = deadline
+        self.request = request
+        self.maximumRetries = maximumRetries
+        self.url = url
+    }
+
+    func start() throws(DownloadError) {
+        for index in connections.indices { try send(index) }
+    }
+
+    private func send(_ index: Int) throws(DownloadError) {
+        connections[index].prepareRequest(options: request)
+        try loop.add(connections[index].easy, token: index)
+        running.insert(index)
+    }
+
+    func afterTransfers(finished: [CurlLoop.Finished], now: Double) throws(DownloadError) -> CurlLoop.Next {
+        tcpConnections = max(tcpConnections, loop.openConnections)
+        for end in finished where failure == nil {
+            let connection = connections[end.token]
+            running.remove(end.token)
+            httpVersion = httpVersion ?? connection.easy.httpVersion
+            if let error = connection.failure {
+                failure = error
+            } else if end.result == CURLE_OK || connection.isComplete {
+                if !connection.isComplete, connection.slice != nil {
+                    failure = DownloadError(.protocolViolation, "\(url): response ended before the range was complete")
+                }
+                connection.finishedAt = MonotonicTime.now()
+            } else if connection.retries < maximumRetries, TransferFailure.isRetryableDuringTransfer(end.result) {
+                connection.retries += 1
+                try send(end.token)
+            } else {
+                failure = TransferFailure.curl(end.result, url: url, detail: connection.easy.errorDetail)
+            }
+        }
+        if running.isEmpty || failure != nil || now >= deadline { return .done }
+        return .wait(milliseconds: min(Self.pollMilliseconds, Int32(max(1, (deadline - now) * 1000))))
     }
 }

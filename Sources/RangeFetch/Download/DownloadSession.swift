@@ -14,7 +14,7 @@ final class DownloadSession {
     private let cancellation: CancellationFlag
     private let emit: @Sendable (DownloadEvent) -> Void
     private let startedAt = MonotonicTime.now()
-    private let multi: CurlMulti
+    private let multi: CurlLoop
     private let sharing: BatchSharing?
     /// The file changed during this run, which said so: a journal of the old version is
     /// discarded without another warning.
@@ -43,7 +43,7 @@ final class DownloadSession {
     ///   - multi: the libcurl handle to run on (a batch worker reuses one, with its open
     ///     connections, for file after file).
     ///   - journalURL: see ``journalURL``.
-    init(url: String, options: DownloadOptions, cancellation: CancellationFlag, multi: CurlMulti = CurlMulti(),
+    init(url: String, options: DownloadOptions, cancellation: CancellationFlag, multi: CurlLoop,
          sharing: BatchSharing? = nil, journalURL: String? = nil, emit: @escaping @Sendable (DownloadEvent) -> Void) {
         self.url = url
         self.journalURL = journalURL
@@ -440,7 +440,7 @@ final class DownloadSession {
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
         let emit = self.emit
         let resumed = resumedUnchecked
-        return TransferEngine(configuration: configuration, multi: multi, file: file, cancellation: cancellation) { event in
+        return TransferEngine(configuration: configuration, loop: multi, file: file, cancellation: cancellation) { event in
             switch event {
             case .progress(let progress):
                 tracker.update(progress)

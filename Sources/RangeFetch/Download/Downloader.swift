@@ -35,7 +35,8 @@ public struct Downloader: Sendable {
                                            followsLink: OutputPaths.followsLink(options.destination, options: options))
         let cancellation = CancellationFlag()
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in
-            try DownloadSession(url: url, options: options, cancellation: cancellation, journalURL: journalURL, emit: events).run()
+            try DownloadSession(url: url, options: options, cancellation: cancellation, multi: CurlLoop(), journalURL: journalURL,
+                            emit: events).run()
         }
     }
 
@@ -90,7 +91,7 @@ extension Downloader {
         let request = options.request
         let cancellation = CancellationFlag()
         let objects = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [S3Client.Object] in
-            try S3Client(configuration: configuration, request: request, cancellation: cancellation, multi: CurlMulti())
+            try S3Client(configuration: configuration, request: request, cancellation: cancellation, multi: CurlLoop())
                 .list(bucket: location.bucket, prefix: location.key)
         }
         return objects.compactMap { object -> BatchEntry? in

@@ -1,3 +1,5 @@
+import CCurl
+
 /// When a request that still delivers, but far too slowly, is given up and tried again.
 ///
 /// The silent-connection rule (``RequestOptions/stallTimeoutSeconds``) catches a connection that
@@ -75,5 +77,32 @@ struct LowSpeedWindow: Sendable, Equatable {
         startTime = now
         startBytes = bytes
         return nil
+    }
+}
+
+extension LowSpeedRule {
+    /// `URL: the server sent 2 B/s over 10 s, below the lowest speed accepted (1 KiB/s per request)`.
+    static func slowMessage(url: String, speed: Double, floor: Double, seconds: Double) -> String {
+        let rate = { (value: Double) in "\(ByteCount.format(Int64(value)))/s" }
+        let window = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+        return "\(Redaction.url(url)): the server sent \(rate(speed)) over \(window) s, below the lowest speed accepted (\(rate(floor)) per request)"
+    }
+
+    /// The `requests` under the floor now, each with the error that ends it. A paused request
+    /// (`--max-speed`) starts its window again instead.
+    func slowRequests(_ requests: [SegmentTransfer], now: Double, maximumBytesPerSecond: Int64?) -> [(SegmentTransfer, DownloadError)] {
+        guard isEnabled else { return [] }
+        let floor = floorPerRequest(requests: requests.count, maximumBytesPerSecond: maximumBytesPerSecond)
+        var slow: [(SegmentTransfer, DownloadError)] = []
+        for transfer in requests {
+            if transfer.isPaused {
+                transfer.lowSpeed.restart(now: now, bytes: transfer.bytesReceived)
+            } else if let speed = transfer.lowSpeed.check(now: now, bytes: transfer.bytesReceived, floor: floor,
+                                                          windowSeconds: windowSeconds) {
+                let message = Self.slowMessage(url: transfer.url, speed: speed, floor: floor, seconds: windowSeconds)
+                slow.append((transfer, DownloadError(.transport(curlCode: Int32(CURLE_OPERATION_TIMEDOUT.rawValue)), message)))
+            }
+        }
+        return slow
     }
 }

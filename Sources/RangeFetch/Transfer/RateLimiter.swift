@@ -31,3 +31,28 @@ struct RateLimiter {
 
     var hasTokens: Bool { tokens > 0 }
 }
+
+/// `--max-speed` for one download: the one bucket its transfers take from, reached from libcurl's
+/// write callbacks through ``bucket`` (engine thread only).
+final class SpeedLimit {
+    let bucket: UnsafeMutablePointer<RateLimiter>
+
+    init(bytesPerSecond: Int64, now: Double) {
+        bucket = .allocate(capacity: 1)
+        bucket.initialize(to: RateLimiter(bytesPerSecond: bytesPerSecond, now: now))
+    }
+
+    deinit {
+        bucket.deinitialize(count: 1)
+        bucket.deallocate()
+    }
+
+    /// Refills the bucket and resumes the transfers it paused, while it has tokens.
+    func resume(_ transfers: some Sequence<SegmentTransfer>, now: Double) {
+        bucket.pointee.refill(now: now)
+        for transfer in transfers where transfer.isPaused && bucket.pointee.hasTokens {
+            transfer.isPaused = false
+            transfer.easy.resume()
+        }
+    }
+}

@@ -54,7 +54,8 @@ final class SegmentTransfer {
     static let errorBodyBytes = 2048
 
     init(id: Int, segment: EngineSegment, requested: ByteRange?, url: String, writer: WriteQueue, pool: BufferPool,
-         remote: RemoteFile, toUserURL: Bool, now: Double) {
+         remote: RemoteFile, toUserURL: Bool, now: Double) throws(DownloadError) {
+        self.easy = try CurlEasy()
         self.id = id
         self.url = url
         lowSpeed = LowSpeedWindow(now: now)
@@ -64,7 +65,6 @@ final class SegmentTransfer {
         self.pool = pool
         self.validator = ResponseValidator(remote: remote, asked: requested, toUserURL: toUserURL)
         self.buffer = pool.take()
-        self.easy = CurlEasy()
         self.startedAt = now
         alignBuffer()
     }

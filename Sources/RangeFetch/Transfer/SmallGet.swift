@@ -5,7 +5,7 @@ import CCurl
 struct SmallGet {
     var request: RequestOptions
     var cancellation: CancellationFlag
-    var multi: CurlMulti
+    var multi: CurlLoop
 
     /// Biggest body read (a ListObjectsV2 page of 1,000 keys is a few hundred KiB).
     static let maximumBodyBytes = 16 << 20
@@ -21,12 +21,12 @@ struct SmallGet {
 
     /// GETs `url` (the whole body, or `range` of it).
     func fetch(_ url: String, range: ByteRange? = nil) throws(DownloadError) -> Answer {
-        let easy = CurlEasy()
+        let easy = try CurlEasy()
         request.configure(easy, url: url, extraHeaders: range == nil ? [] : ["Accept-Encoding: identity"])
         if let range { easy.set(CURLOPT_RANGE, range.httpRangeSpec) }
         let sink = ResponseSink(cancellation: cancellation, bodyLimit: Self.maximumBodyBytes)
         sink.attach(to: easy)
-        let result = withExtendedLifetime(sink) { multi.run(easy, cancellation: cancellation) }
+        let result = try withExtendedLifetime(sink) { () throws(DownloadError) in try multi.perform(easy, cancellation: cancellation) }
         if cancellation.isCancelled { throw .cancelled() }
         guard result == CURLE_OK else {
             throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))

@@ -6,7 +6,7 @@ struct S3Client {
     var configuration: S3Configuration
     var request: RequestOptions
     var cancellation: CancellationFlag
-    var multi: CurlMulti
+    var multi: CurlLoop
 
     /// An object under a listed prefix.
     struct Object: Sendable, Equatable {

@@ -6,7 +6,7 @@ import Synchronization
 /// Setting it also wakes every attached poll loop so each notices at once.
 final class CancellationFlag: Sendable {
     private let flag = Atomic<Bool>(false)
-    private let wakers = Mutex<[ObjectIdentifier: CurlMulti]>([:])
+    private let wakers = Mutex<[ObjectIdentifier: CurlLoop]>([:])
 
     var isCancelled: Bool { flag.load(ordering: .relaxed) }
 
@@ -16,12 +16,12 @@ final class CancellationFlag: Sendable {
     }
 
     /// Wakes `multi` on cancel until ``detach(_:)``.
-    func attach(_ multi: CurlMulti) {
+    func attach(_ multi: CurlLoop) {
         wakers.withLock { $0[ObjectIdentifier(multi)] = multi }
         if isCancelled { multi.wakeup() }
     }
 
-    func detach(_ multi: CurlMulti) {
+    func detach(_ multi: CurlLoop) {
         _ = wakers.withLock { $0.removeValue(forKey: ObjectIdentifier(multi)) }
     }
 }

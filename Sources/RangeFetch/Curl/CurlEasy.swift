@@ -12,15 +12,18 @@ final class CurlEasy {
     /// 256 bytes), e.g. "Too large response headers: 307979 > 307200".
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init() {
-        CurlGlobal.initialize()
-        guard let handle = curl_easy_init() else {
-            fatalError("curl_easy_init failed: out of memory")
-        }
+    /// The first option libcurl refused on this handle (an unknown option, a value out of
+    /// range, out of memory): ``CurlLoop`` will not start a request configured wrongly.
+    private(set) var refusedOption: (option: UInt32, code: CURLcode)?
+
+    /// - Throws: when libcurl cannot allocate a handle.
+    init() throws(DownloadError) {
+        try CurlGlobal.initialize()
+        guard let handle = curl_easy_init() else { throw CurlGlobal.outOfMemory("a request handle") }
         self.handle = handle
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        ccurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        check(ccurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), CURLOPT_ERRORBUFFER)
     }
 
     deinit {
@@ -35,37 +38,55 @@ final class CurlEasy {
         return text.isEmpty ? nil : text
     }
 
+    /// Keeps the first refusal (``refusedOption``); later options are still set, so one refused
+    /// option is reported rather than a confusing failure of another.
+    private func check(_ code: CURLcode, _ option: CURLoption) {
+        if code != CURLE_OK && refusedOption == nil { refusedOption = (option.rawValue, code) }
+    }
+
+    /// Why the request cannot start: the option libcurl refused, in its own words.
+    var refusal: DownloadError? {
+        guard let (option, code) = refusedOption else { return nil }
+        return DownloadError(.transport(curlCode: Int32(code.rawValue)),
+                             "libcurl refused request option \(option): \(code.explanation) (libcurl \(CurlGlobal.version))")
+    }
+
     func set(_ option: CURLoption, _ value: Int) {
-        ccurl_easy_setopt_long(handle, option, value)
+        check(ccurl_easy_setopt_long(handle, option, value), option)
     }
 
     func set(_ option: CURLoption, _ value: Bool) {
-        ccurl_easy_setopt_long(handle, option, value ? 1 : 0)
+        check(ccurl_easy_setopt_long(handle, option, value ? 1 : 0), option)
     }
 
     /// libcurl copies string options, so `value` need not outlive the call.
     func set(_ option: CURLoption, _ value: String) {
-        ccurl_easy_setopt_string(handle, option, value)
+        check(ccurl_easy_setopt_string(handle, option, value), option)
     }
 
     func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) {
-        ccurl_easy_setopt_pointer(handle, option, pointer)
+        check(ccurl_easy_setopt_pointer(handle, option, pointer), option)
     }
 
     func setWriteCallback(_ callback: curl_write_callback, userdata: UnsafeMutableRawPointer) {
-        ccurl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, callback)
-        ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata)
+        check(ccurl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, callback), CURLOPT_WRITEFUNCTION)
+        set(CURLOPT_WRITEDATA, pointer: userdata)
     }
 
     func setHeaderCallback(_ callback: curl_write_callback, userdata: UnsafeMutableRawPointer) {
-        ccurl_easy_setopt_write_callback(handle, CURLOPT_HEADERFUNCTION, callback)
-        ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata)
+        check(ccurl_easy_setopt_write_callback(handle, CURLOPT_HEADERFUNCTION, callback), CURLOPT_HEADERFUNCTION)
+        set(CURLOPT_HEADERDATA, pointer: userdata)
     }
 
     func setProgressCallback(_ callback: curl_xferinfo_callback, userdata: UnsafeMutableRawPointer) {
-        ccurl_easy_setopt_xferinfo_callback(handle, callback)
-        ccurl_easy_setopt_pointer(handle, CURLOPT_XFERINFODATA, userdata)
+        check(ccurl_easy_setopt_xferinfo_callback(handle, callback), CURLOPT_XFERINFOFUNCTION)
+        set(CURLOPT_XFERINFODATA, pointer: userdata)
         set(CURLOPT_NOPROGRESS, false)
+    }
+
+    /// Makes this request use `share`'s TLS sessions and DNS answers (`CURLOPT_SHARE`).
+    func set(share: UnsafeMutableRawPointer) {
+        check(ccurl_easy_setopt_share(handle, share), CURLOPT_SHARE)
     }
 
     /// Replaces the request's extra header lines (`Name: value`).
@@ -77,8 +98,14 @@ final class CurlEasy {
     func setList(_ option: CURLoption, _ lines: [String]) {
         let old = lists[option.rawValue]
         var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines { list = curl_slist_append(list, line) }
-        ccurl_easy_setopt_slist(handle, option, list)
+        for line in lines {
+            guard let longer = curl_slist_append(list, line) else {
+                check(CURLE_OUT_OF_MEMORY, option)
+                break
+            }
+            list = longer
+        }
+        check(ccurl_easy_setopt_slist(handle, option, list), option)
         lists[option.rawValue] = list
         if let old { curl_slist_free_all(old) }
     }
@@ -150,21 +177,6 @@ final class CurlEasy {
         ccurl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &pointer)
         return pointer.map { String(cString: $0) }
     }
-}
-
-/// `curl_global_init`, exactly once per process, before any handle exists.
-enum CurlGlobal {
-    private static let initialized: Bool = {
-        curl_global_init(CCURL_GLOBAL_DEFAULT)
-        return true
-    }()
-
-    static func initialize() {
-        _ = initialized
-    }
-
-    /// The libcurl version string, e.g. `libcurl/7.88.1 OpenSSL/3.0.17 ...`.
-    static var version: String { String(cString: curl_version()) }
 }
 
 extension CURLcode {

@@ -12,21 +12,22 @@ import Glibc
 ///
 /// Thread-safe: the C shim guards each kind of shared data with its own mutex, so batch workers
 /// on different threads may share one.
+///
+/// Sharing only saves work: when libcurl cannot set a share up (out of memory), requests simply
+/// make their own handshakes and lookups.
 final class CurlShare: @unchecked Sendable {
-    private let share: OpaquePointer
+    private let share: OpaquePointer?
 
     init() {
-        CurlGlobal.initialize()
-        guard let share = ccurl_share_create() else { fatalError("curl_share_init failed: out of memory") }
-        self.share = share
+        share = (try? CurlGlobal.initialize()) == nil ? nil : ccurl_share_create()
     }
 
-    deinit { ccurl_share_destroy(share) }
+    deinit { if let share { ccurl_share_destroy(share) } }
 
     /// Makes `easy` use this share (`CURLOPT_SHARE`).
     func attach(_ easy: CurlEasy) {
-        guard !Self.disabled else { return }
-        ccurl_easy_setopt_share(easy.handle, ccurl_share_handle(share))
+        guard !Self.disabled, let share, let handle = ccurl_share_handle(share) else { return }
+        easy.set(share: handle)
     }
 
     private static let disabled = getenv("RANGEFETCH_NO_SHARE").map { String(cString: $0) == "1" } ?? false

@@ -1,0 +1,172 @@
+import CCurl
+
+/// The code whose requests a ``CurlLoop`` drives: a download's engine, the bench, one small
+/// request. The loop calls it on its own thread, round after round, until it says ``CurlLoop/Next/done``.
+protocol CurlLoopClient: AnyObject {
+    /// Before libcurl moves data this round: what is due by the clock (start, split or pause
+    /// requests, give up slow ones).
+    func beforeTransfers(now: Double) throws(DownloadError)
+    /// After libcurl moved what it could: `finished` are the requests that ended this round,
+    /// already out of the loop. Returns whether to stop, or how long to wait for sockets.
+    func afterTransfers(finished: [CurlLoop.Finished], now: Double) throws(DownloadError) -> CurlLoop.Next
+}
+
+extension CurlLoopClient {
+    func beforeTransfers(now: Double) throws(DownloadError) {}
+}
+
+/// The one place that drives libcurl's multi interface (`CURLM *`): it owns the multi handle, the
+/// easy handles added to it and their removal, and waits on their sockets. One per thread; every
+/// request of a download, a batch worker, the probe and the bench runs on one.
+///
+/// Its connection cache outlives the requests: a probe's connection serves the download's first
+/// range, and a batch worker's connections serve file after file.
+/// Only ``wakeup()`` may be called from another thread (libcurl documents it as thread-safe).
+///
+/// How its requests share connections is its ``TransportPolicy``'s.
+final class CurlLoop: @unchecked Sendable {
+    /// A request that ended: the token it was added with, and libcurl's result.
+    struct Finished {
+        let token: Int
+        let result: CURLcode
+        /// Whether the connection of a successful request saw packets arrive out of order (losses
+        /// on the path); `nil` when unknown or failed. Asked while the connection is still known to
+        /// the handle, before the request leaves the loop.
+        let connectionSawLoss: Bool?
+    }
+
+    /// What a client wants after a round.
+    enum Next: Equatable {
+        /// Stop: ``run(_:cancellation:)`` returns.
+        case done
+        /// Wait at most this long for socket activity or a ``wakeup()``, then go on.
+        case wait(milliseconds: Int32)
+    }
+
+    private let handle: UnsafeMutableRawPointer
+    /// TLS sessions and DNS answers shared with the other loops of a download or batch.
+    let share: CurlShare
+    /// Sockets open through this handle's transfers, idle cached connections included.
+    private let socketCount: UnsafeMutablePointer<Int>
+    /// The requests in the multi handle, by their easy handle: the loop holds them until they
+    /// finish or are removed, and removes any left before it goes.
+    private var requests: [UnsafeMutableRawPointer: (token: Int, easy: CurlEasy)] = [:]
+
+    /// - Throws: when libcurl cannot start or allocate the handle.
+    init(share: CurlShare = CurlShare(), policy: TransportPolicy = .separateConnections) throws(DownloadError) {
+        try CurlGlobal.initialize()
+        guard let handle = curl_multi_init() else { throw CurlGlobal.outOfMemory("a transfer loop") }
+        self.handle = handle
+        self.share = share
+        socketCount = .allocate(capacity: 1)
+        socketCount.initialize(to: 0)
+        let code = ccurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, policy.pipelining)
+        guard code == CURLM_OK else {
+            curl_multi_cleanup(handle)
+            socketCount.deallocate()
+            throw Self.failure(code, "setting up a transfer loop")
+        }
+    }
+
+    deinit {
+        for request in requests.values { curl_multi_remove_handle(handle, request.easy.handle) }
+        // Cleaning up closes the cached connections, which count down through `socketCount`.
+        curl_multi_cleanup(handle)
+        socketCount.deallocate()
+    }
+
+    /// TCP connections open now through this handle: in use or idle in its cache.
+    var openConnections: Int { ccurl_socket_count(socketCount) }
+
+    /// Requests in the loop now.
+    var requestCount: Int { requests.count }
+
+    /// Starts `easy` on this loop; its end is reported under `token`.
+    /// - Throws: when an option of `easy` was refused, or libcurl would not take it.
+    func add(_ easy: CurlEasy, token: Int) throws(DownloadError) {
+        share.attach(easy)
+        if let refusal = easy.refusal { throw refusal }
+        ccurl_easy_count_sockets(easy.handle, socketCount)
+        let code = curl_multi_add_handle(handle, easy.handle)
+        guard code == CURLM_OK else { throw Self.failure(code, "starting a request") }
+        requests[easy.handle] = (token, easy)
+    }
+
+    /// Takes `easy` out of the loop mid-flight (libcurl closes its connection); nothing when it
+    /// is not in the loop.
+    func remove(_ easy: CurlEasy) {
+        guard requests.removeValue(forKey: easy.handle) != nil else { return }
+        curl_multi_remove_handle(handle, easy.handle)
+    }
+
+    /// Interrupts a wait in progress; safe from any thread.
+    func wakeup() {
+        curl_multi_wakeup(handle)
+    }
+
+    /// Drives the requests until `client` says ``Next/done``; a cancelled `cancellation` ends it
+    /// with ``DownloadError/cancelled()``. Requests still in the loop then stay in it: the client
+    /// removes them (keeping what they received) or the loop does when it goes.
+    func run(_ client: CurlLoopClient, cancellation: CancellationFlag) throws(DownloadError) {
+        cancellation.attach(self)
+        defer { cancellation.detach(self) }
+        while true {
+            if cancellation.isCancelled { throw .cancelled() }
+            try client.beforeTransfers(now: MonotonicTime.now())
+            var running: Int32 = 0
+            curl_multi_perform(handle, &running)
+            switch try client.afterTransfers(finished: takeFinished(), now: MonotonicTime.now()) {
+            case .done:
+                return
+            case .wait(let milliseconds):
+                var ready: Int32 = 0
+                curl_multi_poll(handle, nil, 0, milliseconds, &ready)
+            }
+        }
+    }
+
+    /// Runs one request to completion on the calling thread, through this loop's connection
+    /// cache; a cancelled `cancellation` aborts it with `CURLE_ABORTED_BY_CALLBACK`.
+    /// - Throws: when the request cannot start (see ``add(_:token:)``).
+    func perform(_ easy: CurlEasy, cancellation: CancellationFlag) throws(DownloadError) -> CURLcode {
+        let single = SingleRequest()
+        try add(easy, token: 0)
+        defer { remove(easy) }
+        do {
+            try run(single, cancellation: cancellation)
+        } catch {
+            return CURLE_ABORTED_BY_CALLBACK
+        }
+        return single.result ?? CURLE_ABORTED_BY_CALLBACK
+    }
+
+    /// The requests that ended since the last call, taken out of the loop.
+    private func takeFinished() -> [Finished] {
+        var finished: [Finished] = []
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(handle, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                  let request = requests.removeValue(forKey: easy) else { continue }
+            let result = message.pointee.data.result
+            let sawLoss = result == CURLE_OK ? request.easy.lastConnectionSawLoss : nil
+            curl_multi_remove_handle(handle, easy)
+            finished.append(Finished(token: request.token, result: result, connectionSawLoss: sawLoss))
+        }
+        return finished
+    }
+
+    private static func failure(_ code: CURLMcode, _ doing: String) -> DownloadError {
+        DownloadError(.transport(curlCode: Int32(CURLE_FAILED_INIT.rawValue)),
+                      "libcurl failed \(doing): \(String(cString: curl_multi_strerror(code)))")
+    }
+}
+
+/// One request run alone (``CurlLoop/perform(_:cancellation:)``): done when it ends.
+private final class SingleRequest: CurlLoopClient {
+    var result: CURLcode?
+
+    func afterTransfers(finished: [CurlLoop.Finished], now: Double) -> CurlLoop.Next {
+        if let first = finished.first { result = first.result }
+        return result == nil ? .wait(milliseconds: 100) : .done
+    }
+}

@@ -1,0 +1,46 @@
+/// Settings for one run of the engine.
+struct EngineConfiguration: Sendable {
+    enum Mode: Sendable {
+        /// Parallel `Range` requests, validated as 206 with an exact `Content-Range`.
+        case ranged
+        /// One plain GET; a retry starts again from byte 0.
+        case singleStream
+    }
+
+    var remote: RemoteFile
+    var mode: Mode
+    /// Where each segment stands; for `.singleStream`, exactly one segment from 0.
+    var segments: [SegmentState]
+    /// How many connections, fixed or adaptive (a single stream always has one).
+    var connections: ConnectionPolicy
+    /// A healthy request is not cut so that the new part is shorter than this (bytes).
+    var minimumSplitBytes: Int64
+    /// When connections are replaced by fresh ones; see ``TransferScheduler/connectionLifetimeSeconds(requestBytes:)``.
+    var recycleConnections: DownloadOptions.ConnectionRecycling = .afterLoss
+    var request: RequestOptions
+    var retry: RetryPolicy
+    /// Per-connection coalescing buffer between libcurl's callbacks and `pwrite`, in bytes.
+    var writeBufferBytes: Int = 256 << 10
+    var progressIntervalSeconds: Double = 0.25
+    var checkpointIntervalSeconds: Double = 1
+    /// A checkpoint is also taken once this many more bytes are written (see ``CheckpointPolicy``).
+    var checkpointIntervalBytes: Int64 = 512 << 10
+    /// Seconds between scheduler decisions while transfers run (it is also asked whenever a
+    /// transfer finishes).
+    var decisionIntervalSeconds: Double = 0.02
+    /// Connections shared with other downloads (a batch); `nil`: this download's own.
+    var lease: ConnectionLease?
+    /// Write buffers shared with other downloads (a batch), whose buffers hold
+    /// ``writeBufferBytes``; `nil`: this download's own.
+    var bufferPool: BufferPool?
+    /// Offsets at or beyond which no segment starts yet (a stream's reorder window), asked at
+    /// every decision; `nil`: no limit. With a limit the engine also reports ``EngineEvent/written(_:)``.
+    var startLimit: (@Sendable () -> Int64)?
+    /// Pieces not yet among ``segments``, added as ``startLimit`` reaches them (a stream's: a
+    /// claimed size then costs nothing before its bytes arrive). `nil`: `segments` is the plan.
+    var laterPieces: StreamPlan?
+    /// Other sources of the same file, probed and checked to agree with ``remote``.
+    var mirrors: [RemoteFile] = []
+    /// Connections to one source at once.
+    var maximumConnectionsPerSource = 16
+}

@@ -1,0 +1,32 @@
+/// Engine-side record of one segment: its state and the request working on it, if any.
+final class EngineSegment {
+    /// Stable for the segment's life; the scheduler refers to segments by it.
+    let id: Int
+    var state: SegmentState
+    var transfer: SegmentTransfer?
+    /// Bytes handed to the write queue whose write has not completed yet; they follow
+    /// `state.written` in the file and join it when the write completes.
+    var queued: Int64 = 0
+    /// Failed tries since this segment last received a byte.
+    var triesWithoutProgress = 0
+    /// The most bytes ever written or queued for this segment: a single stream restarts from
+    /// zero, so only passing this mark counts as progress.
+    var bestWritten: Int64 = 0
+    /// Monotonic time before which it must not be retried.
+    var readyAt: Double = 0
+
+    init(id: Int, state: SegmentState) {
+        self.id = id
+        self.state = state
+        bestWritten = state.written
+    }
+
+    /// Every byte is in the file.
+    var isComplete: Bool { state.isComplete }
+
+    /// The bytes not yet received (neither written, queued nor buffered).
+    var outstanding: ByteRange {
+        let next = state.range.lower + state.written + queued + Int64(transfer?.buffered ?? 0)
+        return ByteRange(min(next, state.range.upper), state.range.upper)
+    }
+}

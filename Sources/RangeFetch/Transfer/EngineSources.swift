@@ -1,0 +1,122 @@
+/// What one download's requests teach its ``SourceSet``, and the warnings that go with it: each
+/// request is booked against the source it went to; answers refresh a redirect's URL and reveal
+/// ETags that disagree; refusing, failing or slow sources are dropped. The engine carries out
+/// what this decides (moving a dropped source's requests elsewhere, fewer connections).
+///
+/// Engine thread only.
+final class EngineSources {
+    private(set) var sourceSet: SourceSet
+    private let report: @Sendable (EngineEvent) -> Void
+    /// How a server last refused a connection, and which source it was, not reported yet.
+    private var pushback: (how: String, by: SourceID)?
+
+    init(remote: RemoteFile, mirrors: [RemoteFile], report: @escaping @Sendable (EngineEvent) -> Void) {
+        sourceSet = SourceSet(remote: remote, mirrors: mirrors)
+        self.report = report
+    }
+
+    subscript(id: SourceID) -> SourceSet.Entry { sourceSet[id] }
+    subscript(source id: SourceID) -> Source { sourceSet[source: id] }
+
+    /// The source the next request goes to; `nil` when each is at its connection limit.
+    func pick(maximumPerSource: Int) -> SourceID? { sourceSet.pick(maximumPerSource: maximumPerSource) }
+
+    func started(_ id: SourceID) { sourceSet.started(id) }
+
+    /// The mirrors' delivered bytes (``SourceSet/mirrorExtents``) plus what `running` mirror
+    /// requests received so far: every mirror byte a checkpoint may count as written.
+    func mirrorBytes(running: some Sequence<SegmentTransfer>) -> [String: [ByteRange]] {
+        var extents = sourceSet.mirrorExtents
+        for transfer in running where !transfer.sourceID.isMain {
+            guard let requested = transfer.requested, transfer.bytesReceived > 0 else { continue }
+            extents[sourceSet[transfer.sourceID].remote.url, default: []].append(
+                ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
+        }
+        return extents
+    }
+
+    /// Books a request's end against its source (and a mirror's delivered bytes).
+    func ended(_ transfer: SegmentTransfer, now: Double) {
+        let id = transfer.sourceID
+        if let requested = transfer.requested, transfer.bytesReceived > 0 {
+            sourceSet.delivered(id, ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
+        }
+        sourceSet.ended(id, bytes: transfer.bytesReceived, firstByteAt: transfer.firstByteAt, now: now)
+    }
+
+    /// Lets the source learn from an answered request before new ones start: a freshly resolved
+    /// URL, and origins that disagree on the ETag.
+    func learn(from transfer: SegmentTransfer) {
+        let id = transfer.sourceID
+        if transfer.firstByteAt != nil {
+            sourceSet[source: id].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
+            sourceSet[source: id].progressed()
+        }
+        guard transfer.sawOtherETag, sourceSet[source: id].etagsSeenToDisagree() else { return }
+        report(.warning("\(sourceSet[source: id].userURL): servers disagree on the ETag (\(sourceSet[id].remote.etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
+    }
+
+    /// A request failed (not fatally) for `why`: the source it went to, when that failed once
+    /// too often and is dropped.
+    func failed(_ transfer: SegmentTransfer, why: String) -> SourceID? {
+        announce(sourceSet.failed(transfer.sourceID, why: why))
+    }
+
+    func succeeded(_ id: SourceID) { sourceSet.succeeded(id) }
+
+    /// Sources far slower per connection than the best one, dropped (see
+    /// ``SourceSet/slowSources(running:now:)``).
+    func dropSlow(running: some Sequence<SegmentTransfer>, now: Double) -> [SourceID] {
+        guard sourceSet.hasMirrors else { return [] }
+        let requests = running.map {
+            SourceSet.Running(id: $0.sourceID, bytes: $0.bytesReceived, firstByteAt: $0.firstByteAt)
+        }
+        return sourceSet.slowSources(running: requests, now: now).compactMap(announce)
+    }
+
+    /// What to do about a refusal (401, 403, 410, an expired-token 400) of `transfer`: an
+    /// expired signed URL is resolved afresh through the user's URL (see ``Source``); another
+    /// source may be dropped; otherwise the refusal stands, as the returned error.
+    func refused(_ transfer: SegmentTransfer, status: Int, error: DownloadError) -> (retry: Bool, drop: SourceID?, error: DownloadError) {
+        let said = transfer.errorSummary.map { ", server said \($0)" } ?? ""
+        let id = transfer.sourceID
+        switch sourceSet[source: id].refused(url: transfer.url, status: status, body: transfer.errorText) {
+        case .reResolve:
+            report(.warning("\(sourceSet[source: id].userURL): the redirect target refused a request (HTTP \(status)\(said)), as an expired signed URL does; following the URL again for a fresh one"))
+            return (true, nil, error)
+        case .retry:
+            return (true, nil, error)
+        case .fatal:
+            if let drop = announce(sourceSet.exclude(id, why: "it refused a request (HTTP \(status)\(said))")) {
+                return (true, drop, error)
+            }
+            if transfer.url == sourceSet[source: id].userURL && sourceSet[source: id].resolutions > 0 {
+                return (false, nil, DownloadError(error.code, "\(sourceSet[source: id].userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked", remedy: error.remedy))
+            }
+            return (false, nil, DownloadError(error.code, error.message + said, remedy: error.remedy))
+        }
+    }
+
+    /// `id` refused a connection (429, 503, a refused or reset connect) with `error`, and the
+    /// scheduler went from `before` to `after` connections. Refusals that arrive together are
+    /// reported once, by ``reportPushback(connections:)``.
+    func pushedBack(_ id: SourceID, error: DownloadError, before: Int, after: Int) {
+        sourceSet.pushedBack(id)
+        guard after < before else { return }
+        let how = if case .httpStatus(let status) = error.code { "HTTP \(status)" } else { "connection refused or reset" }
+        pushback = (how, id)
+    }
+
+    func reportPushback(connections: Int) {
+        guard let (how, id) = pushback else { return }
+        pushback = nil
+        report(.warning("\(sourceSet[source: id].userURL): server refused connections (\(how)); continuing with at most \(connections) connection\(connections == 1 ? "" : "s")"))
+    }
+
+    /// Warns that a source is dropped; returns its id.
+    private func announce(_ drop: SourceSet.Drop?) -> SourceID? {
+        guard let drop else { return nil }
+        report(.warning(drop.message))
+        return drop.id
+    }
+}

@@ -1,0 +1,62 @@
+/// How failures count against a download's retries: per segment (its failed tries since it last
+/// received a byte) and for the whole download (failures while no byte arrived anywhere).
+///
+/// A pure value: the engine charges each failure and carries out the decision.
+struct RetryBudget {
+    /// How a failure counts.
+    enum Blame: Equatable {
+        /// A failed try of the segment.
+        case segment
+        /// The server refused a connection: while other connections still deliver bytes, that
+        /// asks for fewer connections, not another try of this range.
+        case pushback
+        /// Not the segment's fault (an expired signed URL resolved afresh, a source dropped):
+        /// counts nothing.
+        case none
+    }
+
+    enum Decision: Equatable {
+        /// Try again; `tries` is the try number for the delay (1-based).
+        case retry(tries: Int)
+        /// The budget is spent after `tries` tries.
+        case giveUp(tries: Int)
+    }
+
+    /// Tries of one segment without progress before the download fails.
+    let maximumTries: Int
+    /// The most connections at once: that many failing together still leaves room for a retry.
+    let maximumConnections: Int
+    /// Failures counted since any byte of the download last arrived.
+    private(set) var failuresWithoutProgress = 0
+    /// Bytes received when the last failure was charged; -1 before the first.
+    private var receivedAtLastFailure: Int64 = -1
+
+    init(maximumTries: Int, maximumConnections: Int) {
+        self.maximumTries = maximumTries
+        self.maximumConnections = maximumConnections
+    }
+
+    /// A segment received bytes beyond its best: the download progresses.
+    mutating func segmentProgressed() {
+        failuresWithoutProgress = 0
+    }
+
+    /// Charges a failure of a segment whose failed tries so far are `segmentTries` (updated),
+    /// when the download has received `receivedBytes`.
+    mutating func charge(_ blame: Blame, segmentTries: inout Int, receivedBytes: Int64) -> Decision {
+        let progressed = receivedBytes > receivedAtLastFailure && receivedAtLastFailure >= 0
+        receivedAtLastFailure = receivedBytes
+        if progressed { failuresWithoutProgress = 0 }
+        switch blame {
+        case .segment: segmentTries += 1
+        case .pushback: segmentTries = progressed ? 1 : segmentTries + 1
+        case .none: break
+        }
+        if blame != .none { failuresWithoutProgress += 1 }
+        let tries = max(1, segmentTries)
+        if tries >= maximumTries || failuresWithoutProgress >= maximumTries + maximumConnections {
+            return .giveUp(tries: tries)
+        }
+        return .retry(tries: tries)
+    }
+}

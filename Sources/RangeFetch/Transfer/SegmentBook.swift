@@ -1,0 +1,83 @@
+/// The segments of one download as the engine works on them: where each stands, the bytes
+/// queued for writing, and the planned pieces not added yet (a stream's).
+final class SegmentBook {
+    /// In the order they were added: the plan's, then split tails and later pieces.
+    private(set) var segments: [EngineSegment]
+    private var byID: [Int: EngineSegment] = [:]
+    private var nextID: Int
+    /// Pieces still to be added (``EngineConfiguration/laterPieces``).
+    private var laterPieces: StreamPlan?
+
+    init(states: [SegmentState], laterPieces: StreamPlan?) {
+        segments = states.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
+        nextID = segments.count
+        self.laterPieces = laterPieces
+        for segment in segments { byID[segment.id] = segment }
+    }
+
+    subscript(id: Int) -> EngineSegment? { byID[id] }
+
+    /// Segment states in file order.
+    var states: [SegmentState] {
+        segments.map(\.state).sorted { $0.range.lower < $1.range.lower }
+    }
+
+    /// Bytes of the file received: written, queued for writing or buffered by a request.
+    var receivedBytes: Int64 {
+        segments.reduce(0) { $0 + $1.state.written + $1.queued + Int64($1.transfer?.buffered ?? 0) }
+    }
+
+    /// Every byte of every segment is in the file and no piece waits to be added.
+    var isComplete: Bool { segments.allSatisfy(\.isComplete) && laterPieces?.isExhausted != false }
+
+    /// No write is queued for any segment.
+    var writesLanded: Bool { segments.allSatisfy { $0.queued == 0 } }
+
+    /// Segments with bytes to fetch and no request working on them.
+    var waiting: [EngineSegment] { segments.filter { $0.transfer == nil && !$0.isComplete } }
+
+    /// A new segment for `range` (a split's tail, a later piece).
+    @discardableResult
+    func add(_ range: ByteRange) -> EngineSegment {
+        let segment = EngineSegment(id: nextID, state: SegmentState(range: range))
+        nextID += 1
+        segments.append(segment)
+        byID[segment.id] = segment
+        return segment
+    }
+
+    /// Adds the planned pieces that start below `limit`, keeping no more segments waiting for a
+    /// connection than `connections`: enough for every connection, never the whole plan.
+    func addLaterPieces(below limit: Int64, connections: Int) {
+        guard laterPieces != nil else { return }
+        let room = connections - waiting.count
+        guard room > 0, let pieces = laterPieces?.pieces(below: limit, atMost: room) else { return }
+        for range in pieces { add(range) }
+    }
+
+    /// Counts finished writes as written; returns the first failed write (a full disk, an I/O
+    /// error), whose bytes stay unwritten.
+    func credit(_ completions: [WriteQueue.Completion]) -> SystemCallError? {
+        var failure: SystemCallError?
+        for completion in completions {
+            guard let segment = byID[completion.token] else { continue }
+            segment.queued -= Int64(completion.bytes)
+            if let error = completion.error {
+                failure = failure ?? error
+            } else {
+                segment.state.written += Int64(completion.bytes)
+            }
+        }
+        return failure
+    }
+
+    /// What the scheduler sees: the segments with bytes to fetch, and their requests.
+    var schedulerView: [SchedulerSegment] {
+        segments.filter { !$0.isComplete }.map { segment in
+            let transfer = segment.transfer.map {
+                SchedulerTransfer(id: $0.id, startedAt: $0.startedAt, receivedBytes: $0.bytesReceived, firstByteAt: $0.firstByteAt)
+            }
+            return SchedulerSegment(id: segment.id, outstanding: segment.outstanding, transfer: transfer, readyAt: segment.readyAt)
+        }
+    }
+}
