@@ -26,7 +26,7 @@ public struct BenchMeasurer: Sendable {
     /// Measures `url`. Throws for bad input (invalid URL or plan, HTTP errors, an empty file),
     /// failures that retries could not fix, file-system errors of `--sink disk`, and cancellation.
     public func run(_ url: String, report: @escaping @Sendable (Event) -> Void = { _ in }) async throws(DownloadError) -> BenchReport {
-        _ = try URLParts.validate(url)
+        _ = try SourceAddress.http(url)
         if let problem = plan.problem() { throw DownloadError(.invalidOption, problem) }
         let cancellation = CancellationFlag()
         var bound = self.plan

@@ -61,14 +61,14 @@ final class DownloadSession {
     /// HTTP(S) URL, with every request signed (``S3Configuration``); others are unchanged.
     /// The options' secrets are bound to the origin of the URL to request (see ``CredentialScope``).
     static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
-        guard let location = S3Location(url) else {
+        guard let location = try SourceAddress(url).s3 else {
             var options = options
             // A batch's S3 configuration is for its s3:// files: another URL's refusals are not S3's.
             options.s3 = nil
             try options.request.bindSecrets(to: url)
             return (url, options)
         }
-        guard !location.bucket.isEmpty, !location.isPrefix else {
+        guard !location.isPrefix else {
             throw DownloadError(.invalidURL, "\(url) names a prefix, not an object", remedy: .fetchPrefixAsBatch)
         }
         var options = options

@@ -33,7 +33,7 @@ public enum NameSource: Sendable, Equatable {
     /// The name a download of `url` gets before any server is asked (``givenURL``'s).
     public static func nameFromURL(_ url: String) -> String {
         // An s3:// object is requested at its endpoint's URL, which ends in the key's last segment.
-        if let location = S3Location(url), !location.isPrefix {
+        if let location = (try? SourceAddress(url))?.s3, !location.isPrefix {
             let last = location.key.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init)
             return last.flatMap { FileName.usable($0, from: .userURL) } ?? FileName.fallback
         }
