@@ -111,7 +111,7 @@ private struct Sweep {
         let deadline = start + plan.durationSeconds
         let slices: [ByteRange?] = ranged ? BenchPlan.slices(budget: budget ?? 0, connections: connections) : [nil]
         var active: [BenchConnection] = slices.map {
-            BenchConnection(url: remote.finalURL, slice: $0, streamLimit: ranged ? nil : budget,
+            BenchConnection(url: Source(remote: remote).requestURL, slice: $0, streamLimit: ranged ? nil : budget,
                             remoteSize: remote.size, file: file, now: start)
         }
         let all = active
@@ -137,7 +137,7 @@ private struct Sweep {
                     failure = error
                 } else if result == CURLE_OK || connection.isComplete {
                     if !connection.isComplete, connection.slice != nil {
-                        failure = DownloadError(.protocolViolation, "\(remote.finalURL): response ended before the range was complete")
+                        failure = DownloadError(.protocolViolation, "\(Redaction.url(connection.url)): response ended before the range was complete")
                     }
                     connection.finishedAt = MonotonicTime.now()
                     active.remove(at: index)
@@ -146,7 +146,7 @@ private struct Sweep {
                     connection.prepareRequest(options: plan.request)
                     multi.add(connection.easy)
                 } else {
-                    failure = TransferFailure.curl(result, url: remote.finalURL, detail: connection.easy.errorDetail)
+                    failure = TransferFailure.curl(result, url: Redaction.url(connection.url), detail: connection.easy.errorDetail)
                 }
             }
             if !active.isEmpty && failure == nil {

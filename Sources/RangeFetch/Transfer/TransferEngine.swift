@@ -582,7 +582,7 @@ final class TransferEngine {
             failuresWithoutProgress = 0
         }
         if transfer.overlong {
-            report(.warning("\(configuration.remote.finalURL): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
+            report(.warning("\(Redaction.url(transfer.url)): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
         }
         if transfer.firstByteAt != nil {
             sources[source: transfer.sourceID].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
@@ -625,12 +625,12 @@ final class TransferEngine {
         }
         let error: DownloadError
         if result == CURLE_OK {
-            error = DownloadError(.protocolViolation, "\(configuration.remote.finalURL): connection closed after \(transfer.bytesReceived) of \(transfer.requested?.count ?? segment.state.range.count) bytes")
+            error = DownloadError(.protocolViolation, "\(Redaction.url(transfer.url)): connection closed after \(transfer.bytesReceived) of \(transfer.requested?.count ?? segment.state.range.count) bytes")
         } else {
-            let url = configuration.remote.finalURL
+            let url = Redaction.url(transfer.url)
             error = TransferFailure.responseHead(result, head: transfer.head, detail: transfer.easy.errorDetail, url: url)
                 ?? TransferFailure.curl(result, url: url, detail: transfer.easy.errorDetail,
-                                        proxy: configuration.request.proxyInUse(for: url))
+                                        proxy: configuration.request.proxyInUse(for: transfer.url))
         }
         guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
         let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)
