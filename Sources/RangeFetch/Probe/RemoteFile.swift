@@ -26,7 +26,7 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     /// The warning owed to the user when the server encodes the file: what lands is the decoded
     /// body, fetched as one stream of unknown length. `nil` when the server sent identity.
     public var decodingWarning: String? {
-        contentEncoding.map { "\(Redaction.url(redirectedTo ?? url)): server sends the file with Content-Encoding \($0) even when asked for identity; fetching it as one stream and saving the decoded bytes" }
+        contentEncoding.map { "\(Redaction.url(Source(remote: self).requestURL)): server sends the file with Content-Encoding \($0) even when asked for identity; fetching it as one stream and saving the decoded bytes" }
     }
 
     /// Whether the file can be fetched as parallel ranges.
