@@ -23,7 +23,7 @@ struct BatchOptionGroup: ParsableArguments {
 /// `rangefetch URL URL …`, `-i FILE`: many files, `-j` at once, sharing one connection budget.
 extension Get {
     /// Several URLs, a list file or a shard make a batch.
-    var isBatch: Bool { batch.inputFile != nil || urls.count > 1 || batch.shard != nil || urls.contains { S3Location($0)?.isPrefix == true } }
+    var isBatch: Bool { batch.inputFile != nil || urls.count > 1 || batch.shard != nil || urls.contains { (try? SourceAddress($0))?.isPrefix == true } }
 
     func validateBatch() throws {
         if urls.isEmpty && batch.inputFile == nil { throw ValidationError("--shard needs a list: -i FILE or several URLs") }
@@ -60,7 +60,7 @@ extension Get {
         var options = try makeOptions()
         // One S3 configuration for the run: the prefixes' listings and every object's requests
         // (an -i list's s3:// lines alone are covered by download(batch:)).
-        if options.s3 == nil, urls.contains(where: { S3Location($0) != nil }) { options.s3 = try S3Configuration.load() }
+        if options.s3 == nil, urls.contains(where: { (try? SourceAddress($0))?.isS3 == true }) { options.s3 = try S3Configuration.load() }
         let downloader = Downloader(options: options)
         let entries = try await loadEntries(downloader)
         reporter.begin(urls: entries.map(\.url))
@@ -100,14 +100,10 @@ extension Get {
     private func loadEntries(_ downloader: Downloader) async throws(DownloadError) -> [BatchEntry] {
         var entries: [BatchEntry] = []
         for url in urls {
-            if let location = S3Location(url) {
-                guard !location.bucket.isEmpty else { throw DownloadError.usage("\(url): no bucket (s3://BUCKET/KEY)") }
-                // A prefix is its objects, listed now (every page).
-                entries += location.isPrefix ? try await downloader.s3Entries(url) : [BatchEntry(url: url)]
-                continue
-            }
-            do { _ = try URLParts.validate(url) } catch { throw DownloadError(usageMessage: error.message) }
-            entries.append(BatchEntry(url: url))
+            let address: SourceAddress
+            do { address = try SourceAddress(url) } catch { throw DownloadError(usageMessage: error.message) }
+            // A prefix is its objects, listed now (every page).
+            entries += address.isPrefix ? try await downloader.s3Entries(url) : [BatchEntry(url: url)]
         }
         if let inputFile = batch.inputFile {
             let source = inputFile == "-" ? "stdin" : inputFile

@@ -2,7 +2,7 @@ import Testing
 @testable import RangeFetch
 
 struct JournalCodecTests {
-    let remote = RemoteFile(url: "http://127.0.0.1/a", finalURL: "http://127.0.0.1/b", size: 300, acceptsRanges: true,
+    let remote = RemoteFile(url: "http://127.0.0.1/a", redirectedTo: "http://127.0.0.1/b", size: 300, acceptsRanges: true,
                             etag: "\"e1\"", lastModified: "Sun, 22 Nov 2026 10:00:00 GMT", suggestedName: "a",
                             advertisedDigests: [])
 

@@ -123,4 +123,36 @@ final class MirrorTests {
         #expect(result.stderr.contains("\(mirrorURL): server refused connections (HTTP 429)"), "\(result.stderr)")
         #expect(!result.stderr.contains("\(mainURL): server refused connections"), "\(result.stderr)")
     }
+
+    /// A mirror that closes its connections early (after 64 KiB of each range): the notices of
+    /// its failed requests name the mirror, where those requests went, and nothing names the
+    /// main URL, whose requests all succeeded; the file is exact.
+    @Test func aMirrorClosingConnectionsEarlyIsNamedNotTheMainURL() async throws {
+        let main = try FaultServer()
+        let cutting = try FaultServer()
+        defer { main.stop(); cutting.stop() }
+        let size: Int64 = 16 << 20
+        let mainURL = main.dataURL(size: size, "rate=4000000")
+        let mirrorURL = cutting.dataURL(size: size, "cut=65536")
+        var options = DownloadOptions()
+        options.destination = .file(out.file("c.bin"))
+        options.connections = .fixed(8)
+        options.minimumSegmentBytes = 1 << 20
+        options.mirrors = [mirrorURL]
+        options.retry = RetryPolicy(maximumTries: 5, baseDelaySeconds: 0.05)
+        let said = Locked<[String]>([])
+        _ = try await Downloader(options: options).download(mainURL) { event in
+            switch event {
+            case .warning(let message): said.withLock { $0.append(message) }
+            case .retrying(let notice): said.withLock { $0.append(notice.reason) }
+            default: break
+            }
+        }
+        try main.expectFile(out.file("c.bin"), size: size, sourceLocation: #_sourceLocation)
+        #expect(try cutting.stats().log.contains { $0.range != nil && $0.bytes == 65536 },
+                "the mirror never cut a range: the test proves nothing")
+        let messages = said.current
+        #expect(messages.contains { $0.hasPrefix("\(mirrorURL): ") }, "\(messages)")
+        #expect(!messages.contains { $0.contains(mainURL) }, "\(messages)")
+    }
 }

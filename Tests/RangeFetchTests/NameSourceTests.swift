@@ -6,7 +6,7 @@ struct NameSourceTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var source: NameSource
         var url: String
-        var finalURL: String? = nil
+        var redirectedTo: String? = nil
         var disposition: String? = nil
         var expected: String
         var testDescription: String { "\(source) \(url) -> \(expected)" }
@@ -15,7 +15,7 @@ struct NameSourceTests {
     static let cases: [Case] = [
         // By default the server is not asked.
         Case(source: .givenURL, url: "http://h/files/model.bin", disposition: "attachment; filename=\".profile\"", expected: "model.bin"),
-        Case(source: .givenURL, url: "http://h/x", finalURL: "http://cdn/.bashrc", expected: "x"),
+        Case(source: .givenURL, url: "http://h/x", redirectedTo: "http://cdn/.bashrc", expected: "x"),
         Case(source: .givenURL, url: "http://h/big%20file.iso?sig=1", expected: "big file.iso"),
         Case(source: .givenURL, url: "http://h/dir/", expected: FileName.fallback),
         Case(source: .givenURL, url: "http://h/a/%2e%2e", expected: FileName.fallback),
@@ -26,11 +26,11 @@ struct NameSourceTests {
         // -J: Content-Disposition, else the redirect target's segment, else the URL's; made safe.
         Case(source: .server, url: "http://h/files/model.bin", disposition: "attachment; filename=\".profile\"", expected: "profile"),
         Case(source: .server, url: "http://h/m.bin", disposition: "attachment; filename*=UTF-8''%2E%2E%2F.bashrc", expected: "bashrc"),
-        Case(source: .server, url: "http://h/get?id=1", finalURL: "http://cdn/real.iso", expected: "real.iso"),
-        Case(source: .server, url: "http://h/get", finalURL: "http://cdn/store/.bashrc", expected: "bashrc"),
-        Case(source: .server, url: "http://h/get", finalURL: "http://cdn/r.iso", disposition: "attachment; filename=cd.iso", expected: "cd.iso"),
+        Case(source: .server, url: "http://h/get?id=1", redirectedTo: "http://cdn/real.iso", expected: "real.iso"),
+        Case(source: .server, url: "http://h/get", redirectedTo: "http://cdn/store/.bashrc", expected: "bashrc"),
+        Case(source: .server, url: "http://h/get", redirectedTo: "http://cdn/r.iso", disposition: "attachment; filename=cd.iso", expected: "cd.iso"),
         Case(source: .server, url: "http://h/model.bin", disposition: "attachment; filename=\"..\"", expected: "model.bin"),
-        Case(source: .server, url: "http://h/model.bin", finalURL: "http://cdn/", disposition: "inline", expected: "model.bin"),
+        Case(source: .server, url: "http://h/model.bin", redirectedTo: "http://cdn/", disposition: "inline", expected: "model.bin"),
         // Without a redirect the last segment is the user's own, hidden name included.
         Case(source: .server, url: "http://h/.profile", expected: ".profile"),
         Case(source: .server, url: "http://h/dir/", expected: FileName.fallback),
@@ -38,7 +38,7 @@ struct NameSourceTests {
 
     @Test(arguments: cases)
     func chooseTheName(_ example: Case) {
-        let name = example.source.name(url: example.url, finalURL: example.finalURL ?? example.url,
+        let name = example.source.name(url: example.url, redirectedTo: example.redirectedTo,
                                        contentDisposition: example.disposition)
         #expect(name == example.expected)
     }

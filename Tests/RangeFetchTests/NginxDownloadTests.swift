@@ -77,7 +77,7 @@ final class NginxDownloadTests {
             if case .probed(let remote) = event { probed.withLock { $0 = remote } }
         }
         #expect(summary.path == out.file("moved.bin"))
-        #expect(probed.current?.finalURL == nginx.baseURL + "/moved.bin")
+        #expect(probed.current?.redirectedTo == nginx.baseURL + "/moved.bin")
         #expect(try Checksums.sha256sum(summary.path) == Checksums.sha256sum(source))
         let ranged = nginx.accessLog().filter { $0.status == 206 }
         #expect(ranged.count >= 4)

@@ -377,7 +377,7 @@ struct SplitMix64: RandomNumberGenerator {
         }
         if size == 0 { segments = [] }
         let remote = RemoteFile(url: "http://127.0.0.1/" + token(maximumLength: 10, from: Corpus.nameCharacters),
-                                finalURL: "http://127.0.0.1/f", size: size, acceptsRanges: true,
+                                size: size, acceptsRanges: true,
                                 etag: bool() ? "\"\(number())\"" : nil, lastModified: bool() ? "Sun, 22 Nov 2026 10:00:00 GMT" : nil,
                                 suggestedName: "f", advertisedDigests: [])
         return JournalRecord(remote: remote, size: size, segments: segments)

@@ -96,25 +96,6 @@ struct FileNameTests {
     }
 }
 
-struct URLPartsTests {
-    @Test func acceptsHTTPAndHTTPS() throws {
-        #expect(try URLParts.validate("http://127.0.0.1:8080/a").host == "127.0.0.1")
-        let parts = try URLParts.validate("https://user:p%40ss@example.com/f")
-        #expect(parts.user == "user")
-        #expect(parts.password == "p@ss")
-    }
-
-    @Test(arguments: ["ftp://example.com/f", "file:///etc/passwd", "example.com/file", "http://", "not a url", "http://exa mple.com/"])
-    func rejectsWhatItCannotDownload(url: String) {
-        #expect(throws: DownloadError.self) { try URLParts.validate(url) }
-        do {
-            _ = try URLParts.validate(url)
-        } catch {
-            #expect(error.category == .usage)
-        }
-    }
-}
-
 struct RetryPolicyTests {
     @Test func delaysDoubleUpToTheCapAndHonourRetryAfter() {
         let policy = RetryPolicy()

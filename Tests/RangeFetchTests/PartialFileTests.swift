@@ -42,7 +42,7 @@ struct PartialFileTests {
     @Test func aJournalOfAnotherUserOrALinkIsNotRead() throws {
         let directory = try SharedDirectory(mode: 0o700)
         let path = directory.file("data.bin.part.rfjournal")
-        let remote = RemoteFile(url: "http://127.0.0.1/x", finalURL: "http://127.0.0.1/x", size: 4 << 20, acceptsRanges: true,
+        let remote = RemoteFile(url: "http://127.0.0.1/x", size: 4 << 20, acceptsRanges: true,
                                 etag: "\"e\"", lastModified: nil, suggestedName: "x", advertisedDigests: [])
         let store = JournalStore(path: path)
         try store.write(JournalRecord(remote: remote, size: 4 << 20, segments: [SegmentState(range: ByteRange(0, 4 << 20))]))

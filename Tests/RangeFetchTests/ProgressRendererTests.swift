@@ -67,6 +67,18 @@ struct ProgressRendererTests {
         #expect(ProgressRenderer.json(.progress(Self.progress)).contains("\"eta_seconds\":6.0"))
     }
 
+    /// Scripts read `final_url`: where the probe was answered from after redirects (secrets
+    /// redacted), the URL itself when nothing redirected.
+    @Test func probedJSONNamesTheRedirectTargetAsFinalURL() {
+        var remote = RemoteFile(url: "http://h/get?id=1", redirectedTo: "https://cdn/f.iso?X-Amz-Signature=s3cr3t", size: 10,
+                                acceptsRanges: true, suggestedName: "f.iso", advertisedDigests: [])
+        let redirected = ProgressRenderer.json(.probed(remote))
+        #expect(redirected.contains("\"url\":\"http://h/get?id=1\""), "\(redirected)")
+        #expect(redirected.contains("\"final_url\":\"https://cdn/f.iso?X-Amz-Signature=REDACTED\""), "\(redirected)")
+        remote.redirectedTo = nil
+        #expect(ProgressRenderer.json(.probed(remote)).contains("\"final_url\":\"http://h/get?id=1\""))
+    }
+
     @Test func takeoverWarningsAreRecognised() {
         #expect(SlowConnectionTakeover.matches(SlowConnectionTakeover.message(range: ByteRange(0, 10), bytesPerSecond: 5)))
         #expect(!SlowConnectionTakeover.matches("server sent more bytes than the range"))

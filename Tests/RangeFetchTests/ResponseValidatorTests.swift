@@ -5,7 +5,7 @@ import Testing
 struct ResponseValidatorTests {
     static let url = "http://127.0.0.1/f.bin"
     static let date = "Sun, 22 Nov 2026 10:00:00 GMT"
-    static let remote = RemoteFile(url: url, finalURL: url, size: 1000, acceptsRanges: true, etag: "\"e1\"",
+    static let remote = RemoteFile(url: url, size: 1000, acceptsRanges: true, etag: "\"e1\"",
                                    lastModified: date, suggestedName: "f.bin", advertisedDigests: [])
     static let asked = ByteRange(100, 200)
 

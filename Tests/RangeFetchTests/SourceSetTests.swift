@@ -9,7 +9,7 @@ struct SourceSetTests {
     static let mirrorB = "http://b.example/file.bin?sig=secret"
 
     static func remote(_ url: String) -> RemoteFile {
-        RemoteFile(url: url, finalURL: url, size: 1 << 20, acceptsRanges: true, etag: "\"e\"", lastModified: nil,
+        RemoteFile(url: url, size: 1 << 20, acceptsRanges: true, etag: "\"e\"", lastModified: nil,
                    suggestedName: "file.bin", advertisedDigests: [])
     }
 

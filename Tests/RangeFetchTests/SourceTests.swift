@@ -8,8 +8,8 @@ struct SourceTests {
     static let signed = "https://cdn.example/model.bin?sig=1"
 
     static func remote(etag: String? = "\"a\"", lastModified: String? = "Mon, 01 Jan 2024 00:00:00 GMT",
-                       finalURL: String = signed) -> RemoteFile {
-        RemoteFile(url: user, finalURL: finalURL, size: 100, acceptsRanges: true, etag: etag, lastModified: lastModified,
+                       redirectedTo: String? = signed) -> RemoteFile {
+        RemoteFile(url: user, redirectedTo: redirectedTo, size: 100, acceptsRanges: true, etag: etag, lastModified: lastModified,
                    suggestedName: "model.bin", advertisedDigests: [])
     }
 
@@ -45,10 +45,24 @@ struct SourceTests {
     }
 
     @Test func theUsersOwnURLRefusingIsFinal() {
-        var source = Source(remote: Self.remote(finalURL: Self.user))
+        var source = Source(remote: Self.remote(redirectedTo: nil))
         #expect(!source.isRedirected)
         let refusal1 = source.refused(url: Self.user, status: 403, body: "")
         #expect(refusal1 == .fatal)
+    }
+
+    /// The probe's redirect target is where requests start, what a per-host limit counts, and
+    /// what mirrors are compared with (with the user's URL, should the target have expired);
+    /// without a redirect, the user's URL is all three.
+    @Test func theProbesRedirectTargetIsWhereRequestsGoAndWhatMirrorsAreComparedWith() {
+        let redirected = Source(remote: Self.remote())
+        #expect(redirected.requestURL == Self.signed)
+        #expect(redirected.origin == "https://cdn.example:443")
+        #expect(redirected.referenceURLs == [Self.signed, Self.user])
+        let direct = Source(remote: Self.remote(redirectedTo: nil))
+        #expect(direct.requestURL == Self.user)
+        #expect(direct.origin == "https://hub.example:443")
+        #expect(direct.referenceURLs == [Self.user])
     }
 
     @Test func reResolutionsWithoutABytesBetweenAreBounded() {

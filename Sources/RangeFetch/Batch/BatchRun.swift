@@ -70,7 +70,7 @@ final class BatchRun: Sendable {
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)
             return try DownloadSession(url: url, options: options, cancellation: cancellation, multi: multi.get(),
-                                       sharing: sharing, journalURL: S3Location(entry.url) != nil ? entry.url : nil) { event in
+                                       sharing: sharing, journalURL: (try? SourceAddress(entry.url))?.journalURL) { event in
                 switch event {
                 case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }
                 case .progress(let report): progress.withLock { $0.received = report.receivedBytes }

@@ -32,7 +32,7 @@ extension Downloader {
         var base = options
         // The S3 configuration (credentials, region, endpoint) is read once for the whole batch,
         // not once per s3:// file.
-        if base.s3 == nil, entries.contains(where: { S3Location($0.url) != nil }) { base.s3 = try S3Configuration.load() }
+        if base.s3 == nil, entries.contains(where: { (try? SourceAddress($0.url))?.isS3 == true }) { base.s3 = try S3Configuration.load() }
         let run = BatchRun(entries: entries, base: base, options: batch, cancellation: CancellationFlag(), emit: events)
         events(.started(BatchStart(files: entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
                                    maximumConnectionsPerHost: batch.maximumConnectionsPerHost)))

@@ -72,9 +72,8 @@ public enum Manifest {
     /// An entry's URL: http(s), or an `s3://BUCKET/KEY` naming one object. A prefix
     /// (`s3://BUCKET/PREFIX/`) is refused: its objects are listed as a batch of their own.
     private static func checkedURL(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
-        guard let location = S3Location(text) else { return try checkedHTTPURL(text, fail: fail) }
-        guard !location.bucket.isEmpty else { throw fail("\(text): no bucket (expected s3://BUCKET/KEY)") }
-        guard !location.isPrefix else {
+        let parsed = try address(text, fail: fail)
+        guard !parsed.isPrefix else {
             throw DownloadError(.invalidOption,
                                 fail("\(text) names a prefix, not an object: fetch a prefix as its own batch").message,
                                 remedy: .fetchPrefixAsBatch)
@@ -84,18 +83,17 @@ public enum Manifest {
 
     /// A mirror: the same file at another http(s) URL.
     private static func checkedMirror(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
-        if S3Location(text) != nil { throw fail("\(text): a mirror must be an http:// or https:// URL (an s3:// URL may only come first on its line)") }
-        return try checkedHTTPURL(text, fail: fail)
+        if try address(text, fail: fail).isS3 { throw fail("\(text): a mirror must be an http:// or https:// URL (an s3:// URL may only come first on its line)") }
+        return text
     }
 
-    /// A URL the transfer can request as it is: absolute http(s) with a host.
-    private static func checkedHTTPURL(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+    /// `text` parsed, its failure told as the list's (file and line).
+    private static func address(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> SourceAddress {
         do {
-            _ = try URLParts.validate(text)
+            return try SourceAddress(text)
         } catch {
             throw fail(error.message)
         }
-        return text
     }
 
     private static func applyOption(_ text: String, to entry: inout BatchEntry,

@@ -26,7 +26,7 @@ public struct BenchMeasurer: Sendable {
     /// Measures `url`. Throws for bad input (invalid URL or plan, HTTP errors, an empty file),
     /// failures that retries could not fix, file-system errors of `--sink disk`, and cancellation.
     public func run(_ url: String, report: @escaping @Sendable (Event) -> Void = { _ in }) async throws(DownloadError) -> BenchReport {
-        _ = try URLParts.validate(url)
+        _ = try SourceAddress.http(url)
         if let problem = plan.problem() { throw DownloadError(.invalidOption, problem) }
         let cancellation = CancellationFlag()
         var bound = self.plan
@@ -106,11 +106,11 @@ private struct Sweep {
         let slices: [ByteRange?] = ranged ? BenchPlan.slices(budget: budget ?? 0, connections: connections) : [nil]
         var all: [BenchConnection] = []
         for slice in slices {
-            all.append(try BenchConnection(url: remote.finalURL, slice: slice, streamLimit: ranged ? nil : budget,
+            all.append(try BenchConnection(url: Source(remote: remote).requestURL, slice: slice, streamLimit: ranged ? nil : budget,
                                            remoteSize: remote.size, file: file, now: start))
         }
         let transfers = BenchRound(connections: all, loop: loop, deadline: start + plan.durationSeconds,
-                               request: plan.request, maximumRetries: plan.maximumRetries, url: remote.finalURL)
+                               request: plan.request, maximumRetries: plan.maximumRetries)
         do {
             try transfers.start()
             try loop.run(transfers, cancellation: cancellation)
@@ -157,8 +157,6 @@ private final class BenchRound: CurlLoopClient {
     let deadline: Double
     let request: RequestOptions
     let maximumRetries: Int
-    /// The URL measured, for errors.
-    let url: String
     /// Indices of the connections whose request is in the loop.
     private var running: Set<Int> = []
     var failure: DownloadError?
@@ -170,13 +168,12 @@ private final class BenchRound: CurlLoopClient {
     private static let pollMilliseconds: Int32 = 50
 
     init(connections: [BenchConnection], loop: CurlLoop, deadline: Double, request: RequestOptions,
-         maximumRetries: Int, url: String) {
+         maximumRetries: Int) {
         self.connections = connections
         self.loop = loop
         self.deadline = deadline
         self.request = request
         self.maximumRetries = maximumRetries
-        self.url = url
     }
 
     func start() throws(DownloadError) {
@@ -199,14 +196,14 @@ private final class BenchRound: CurlLoopClient {
                 failure = error
             } else if end.result == CURLE_OK || connection.isComplete {
                 if !connection.isComplete, connection.slice != nil {
-                    failure = DownloadError(.protocolViolation, "\(url): response ended before the range was complete")
+                    failure = DownloadError(.protocolViolation, "\(Redaction.url(connection.url)): response ended before the range was complete")
                 }
                 connection.finishedAt = MonotonicTime.now()
             } else if connection.retries < maximumRetries, TransferFailure.isRetryableDuringTransfer(end.result) {
                 connection.retries += 1
                 try send(end.token)
             } else {
-                failure = TransferFailure.curl(end.result, url: url, detail: connection.easy.errorDetail)
+                failure = TransferFailure.curl(end.result, url: Redaction.url(connection.url), detail: connection.easy.errorDetail)
             }
         }
         if running.isEmpty || failure != nil || now >= deadline { return .done }

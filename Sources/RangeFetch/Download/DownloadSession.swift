@@ -61,14 +61,14 @@ final class DownloadSession {
     /// HTTP(S) URL, with every request signed (``S3Configuration``); others are unchanged.
     /// The options' secrets are bound to the origin of the URL to request (see ``CredentialScope``).
     static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
-        guard let location = S3Location(url) else {
+        guard let location = try SourceAddress(url).s3 else {
             var options = options
             // A batch's S3 configuration is for its s3:// files: another URL's refusals are not S3's.
             options.s3 = nil
             try options.request.bindSecrets(to: url)
             return (url, options)
         }
-        guard !location.bucket.isEmpty, !location.isPrefix else {
+        guard !location.isPrefix else {
             throw DownloadError(.invalidURL, "\(url) names a prefix, not an object", remedy: .fetchPrefixAsBatch)
         }
         var options = options
@@ -431,7 +431,7 @@ final class DownloadSession {
             request: options.request, retry: options.retry,
             writeBufferBytes: Self.writeBufferBytes(options),
             checkpointIntervalSeconds: options.checkpointIntervalSeconds,
-            lease: lease(host: URLParts(remote.finalURL)?.origin),
+            lease: lease(host: Source(remote: remote).origin),
             bufferPool: sharing?.buffers)
         configuration.startLimit = startLimit
         configuration.laterPieces = laterPieces
@@ -485,7 +485,7 @@ final class DownloadSession {
         let fetcher = SmallGet(request: options.request, cancellation: cancellation, multi: multi)
         var refetch: [ByteRange] = []
         for (mirror, extents) in unchecked.sorted(by: { $0.key < $1.key }) {
-            let references = remote.finalURL == remote.url ? [remote.url] : [remote.finalURL, remote.url]
+            let references = Source(remote: remote).referenceURLs
             guard let bad = try MirrorSpotCheck.firstMismatch(extents: extents, file: file, referenceURLs: references,
                                                               fetcher: fetcher) else { continue }
             distrusted.insert(mirror)
@@ -511,7 +511,7 @@ final class DownloadSession {
         let samples = Self.sampleRanges(size: size)
         var reference: [[UInt8]] = []
         for range in samples {
-            guard let answer = try? fetcher.fetch(primary.finalURL, range: range),
+            guard let answer = try? fetcher.fetch(Source(remote: primary).requestURL, range: range),
                   Self.isExactSample(answer, of: range, from: primary) else {
                 emit(.warning("\(Redaction.url(url)): could not read the bytes mirrors are compared with; the mirrors are not used"))
                 return []
@@ -534,7 +534,7 @@ final class DownloadSession {
                 }
                 var differs: ByteRange?
                 for (range, bytes) in zip(samples, reference) {
-                    let answer = try fetcher.fetch(remote.finalURL, range: range)
+                    let answer = try fetcher.fetch(Source(remote: remote).requestURL, range: range)
                     if !Self.isExactSample(answer, of: range, from: remote) || answer.body != bytes {
                         differs = range
                         break

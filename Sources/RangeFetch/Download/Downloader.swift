@@ -28,9 +28,10 @@ public struct Downloader: Sendable {
         _ url: String, events: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> DownloadSummary {
         try options.validate()
-        let journalURL = S3Location(url) != nil ? url : nil
+        let journalURL = try SourceAddress(url).journalURL
         let (url, options) = try DownloadSession.prepare(url: url, options: options)
-        _ = try URLParts.validate(url)
+        // An s3:// object's endpoint URL comes from the configuration: checked as any URL.
+        _ = try SourceAddress.http(url)
         try OutputPaths.prepareDestination(options.destination,
                                            followsLink: OutputPaths.followsLink(options.destination, options: options))
         let cancellation = CancellationFlag()
@@ -80,7 +81,7 @@ extension Downloader {
     /// its MD5 to check where the ETag is one (single-part uploads; a multipart ETag is not a
     /// digest of the file and is not used). Folder markers (keys ending in `/`) are left out.
     public func s3Entries(_ prefixURL: String) async throws(DownloadError) -> [BatchEntry] {
-        guard let location = S3Location(prefixURL), !location.bucket.isEmpty, location.isPrefix else {
+        guard let location = (try? SourceAddress(prefixURL))?.s3, location.isPrefix else {
             throw DownloadError(.invalidURL, "\(prefixURL): not an s3://BUCKET/PREFIX/ URL")
         }
         var options = self.options

@@ -15,15 +15,15 @@ public enum NameSource: Sendable, Equatable {
     /// of the URL the redirects ended at, else that of the given URL.
     case server
 
-    /// The local name for a file requested as `url`, fetched from `finalURL` after redirects,
-    /// answered with `contentDisposition` (the header's value, if any).
-    public func name(url: String, finalURL: String, contentDisposition: String?) -> String {
+    /// The local name for a file requested as `url`, whose redirects ended at `redirectedTo`
+    /// (`nil`: none), answered with `contentDisposition` (the header's value, if any).
+    public func name(url: String, redirectedTo: String?, contentDisposition: String?) -> String {
         let given = Self.lastSegment(of: url).flatMap { FileName.usable($0, from: .userURL) }
         guard self == .server else { return given ?? FileName.fallback }
         var offered = [contentDisposition.flatMap(FileName.fromContentDisposition)]
         // Without a redirect (or one to the same name) the last segment is the user's own.
-        let redirected = Self.lastSegment(of: finalURL)
-        if redirected != Self.lastSegment(of: url) { offered.append(redirected) }
+        let redirected = redirectedTo.flatMap(Self.lastSegment(of:))
+        if let redirected, redirected != Self.lastSegment(of: url) { offered.append(redirected) }
         for case let name? in offered {
             if let usable = FileName.usable(name, from: .server) { return usable }
         }
@@ -33,11 +33,11 @@ public enum NameSource: Sendable, Equatable {
     /// The name a download of `url` gets before any server is asked (``givenURL``'s).
     public static func nameFromURL(_ url: String) -> String {
         // An s3:// object is requested at its endpoint's URL, which ends in the key's last segment.
-        if let location = S3Location(url), !location.isPrefix {
+        if let location = (try? SourceAddress(url))?.s3, !location.isPrefix {
             let last = location.key.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init)
             return last.flatMap { FileName.usable($0, from: .userURL) } ?? FileName.fallback
         }
-        return NameSource.givenURL.name(url: url, finalURL: url, contentDisposition: nil)
+        return NameSource.givenURL.name(url: url, redirectedTo: nil, contentDisposition: nil)
     }
 
     private static func lastSegment(of url: String) -> String? {

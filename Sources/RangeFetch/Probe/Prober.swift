@@ -16,13 +16,13 @@ struct Prober {
     func probe(_ url: String) throws(DownloadError) -> RemoteFile {
         let head = try exchange(url, method: .head)
         if (200..<300).contains(head.response.status), head.response.contentLength != nil || head.response["accept-ranges"] != nil {
-            return remoteFile(url: url, finalURL: head.finalURL, response: head.response)
+            return remoteFile(url: url, effectiveURL: head.effectiveURL, response: head.response)
         }
         // HEAD refused, failed, or said too little: ask for the first byte instead.
         let get = try exchange(url, method: .firstByte)
         let status = get.response.status
         if let error = get.response.statusError(url: url) { throw error }
-        var file = remoteFile(url: url, finalURL: get.finalURL, response: get.response)
+        var file = remoteFile(url: url, effectiveURL: get.effectiveURL, response: get.response)
         if status == 206 {
             guard let contentRange = get.response.contentRange, contentRange.range == ByteRange(0, 1) else {
                 throw DownloadError(.protocolViolation,
@@ -40,7 +40,7 @@ struct Prober {
 
     private struct Exchange {
         var response: ResponseHead
-        var finalURL: String
+        var effectiveURL: String
     }
 
     private func exchange(_ url: String, method: Method) throws(DownloadError) -> Exchange {
@@ -64,15 +64,15 @@ struct Prober {
         if result != CURLE_OK && !(result == CURLE_WRITE_ERROR && collector.head.isComplete) {
             throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))
         }
-        return Exchange(response: collector.head, finalURL: easy.effectiveURL ?? url)
+        return Exchange(response: collector.head, effectiveURL: easy.effectiveURL ?? url)
     }
 
-    private func remoteFile(url: String, finalURL: String, response: ResponseHead) -> RemoteFile {
+    private func remoteFile(url: String, effectiveURL: String, response: ResponseHead) -> RemoteFile {
         let encoded = response.hasContentEncoding
-        let name = names.name(url: url, finalURL: finalURL, contentDisposition: response["content-disposition"])
+        let name = names.name(url: url, redirectedTo: effectiveURL == url ? nil : effectiveURL, contentDisposition: response["content-disposition"])
         return RemoteFile(
             url: url,
-            finalURL: finalURL,
+            redirectedTo: effectiveURL == url ? nil : effectiveURL,
             size: encoded ? nil : response.contentLength,
             acceptsRanges: !encoded && (response["accept-ranges"]?.lowercased().contains("bytes") ?? false),
             etag: response["etag"],

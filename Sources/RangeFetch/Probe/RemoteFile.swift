@@ -2,8 +2,10 @@
 public struct RemoteFile: Sendable, Equatable, Codable {
     /// The URL the user asked for.
     public var url: String
-    /// The URL after redirects; ranges are fetched from here.
-    public var finalURL: String
+    /// Where the probe's redirects ended, when they led away from ``url`` (`nil`: no redirect).
+    /// What the probe was told, not where requests go: that is the download's ``Source``'s to
+    /// say (a signed target expires and is resolved afresh; mirrors have URLs of their own).
+    public var redirectedTo: String?
     /// Length in bytes, when the server sent one for the unencoded body.
     public var size: Int64?
     /// Whether the server serves byte ranges (`Accept-Ranges: bytes` or a 206 answer).
@@ -24,7 +26,7 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     /// The warning owed to the user when the server encodes the file: what lands is the decoded
     /// body, fetched as one stream of unknown length. `nil` when the server sent identity.
     public var decodingWarning: String? {
-        contentEncoding.map { "\(finalURL): server sends the file with Content-Encoding \($0) even when asked for identity; fetching it as one stream and saving the decoded bytes" }
+        contentEncoding.map { "\(Redaction.url(Source(remote: self).requestURL)): server sends the file with Content-Encoding \($0) even when asked for identity; fetching it as one stream and saving the decoded bytes" }
     }
 
     /// Whether the file can be fetched as parallel ranges.

@@ -42,18 +42,4 @@ public struct URLParts: Sendable, Equatable {
         self.password = part(CURLUPART_PASSWORD).flatMap { FileName.percentDecode($0) }
         self.port = part(CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap { Int($0) } ?? 0
     }
-
-    /// Checks that `text` is an absolute http(s) URL with a host.
-    public static func validate(_ text: String) throws(DownloadError) -> URLParts {
-        guard text.contains("://") else {
-            throw DownloadError(.invalidURL, "\(text): not a URL (expected http:// or https://)")
-        }
-        guard let parts = URLParts(text), !parts.host.isEmpty else {
-            throw DownloadError(.invalidURL, "\(text): malformed URL")
-        }
-        guard parts.scheme == "http" || parts.scheme == "https" else {
-            throw DownloadError(.unsupportedScheme, "\(text): unsupported scheme '\(parts.scheme)' (only http and https)")
-        }
-        return parts
-    }
 }

@@ -124,7 +124,8 @@ public enum ProgressRenderer {
         case .probed(let remote):
             object.add("event", "probed")
             object.add("url", Redaction.url(remote.url))
-            object.add("final_url", Redaction.url(remote.finalURL))
+            // Where the probe was answered from: the URL the first requests go to.
+            object.add("final_url", Redaction.url(Source(remote: remote).requestURL))
             object.add("size", remote.size)
             object.add("accepts_ranges", remote.acceptsRanges)
             object.add("etag", remote.etag)

@@ -41,13 +41,21 @@ struct Source: Sendable, Equatable {
 
     init(remote: RemoteFile) {
         userURL = remote.url
-        requestURL = remote.finalURL
+        requestURL = remote.redirectedTo ?? remote.url
         ifRangeValidator = remote.ifRangeValidator
         lastModified = remote.lastModified
     }
 
     /// Whether the URL in use was reached through a redirect.
     var isRedirected: Bool { requestURL != userURL }
+
+    /// `scheme://host:port` of the URL in use, as a per-host connection limit counts it; `nil`
+    /// when libcurl cannot parse it.
+    var origin: String? { URLParts(requestURL)?.origin }
+
+    /// The URLs whose bytes a mirror's are checked against: the URL in use, and the user's when
+    /// they differ (a redirect's signed target may have expired by then).
+    var referenceURLs: [String] { isRedirected ? [requestURL, userURL] : [userURL] }
 
     /// What to do after a refusal that may mean an expired signature.
     enum Refusal: Equatable {

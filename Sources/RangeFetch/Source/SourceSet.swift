@@ -81,7 +81,8 @@ struct SourceSet: Sendable {
     /// `remote` is the main URL's probe; `mirrors` the others', checked to agree with it.
     init(remote: RemoteFile, mirrors: [RemoteFile] = []) {
         entries = ([remote] + mirrors).map {
-            Entry(source: Source(remote: $0), remote: $0, origin: URLParts($0.finalURL)?.origin ?? "")
+            let source = Source(remote: $0)
+            return Entry(source: source, remote: $0, origin: source.origin ?? "")
         }
     }
 

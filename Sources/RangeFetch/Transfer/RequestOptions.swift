@@ -107,8 +107,8 @@ public struct RequestOptions: Sendable, Equatable {
         if signed { easy.set(CURLOPT_PATH_AS_IS, true) }
         easy.set(CURLOPT_MAXREDIRS, maximumRedirects)
         // Only plain HTTP(S), also after redirects.
-        easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        easy.set(CURLOPT_PROTOCOLS_STR, SourceAddress.transferProtocols)
+        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, SourceAddress.transferProtocols)
         easy.set(CURLOPT_USERAGENT, userAgent)
         easy.set(CURLOPT_CONNECTTIMEOUT, connectTimeoutSeconds)
         easy.set(CURLOPT_LOW_SPEED_LIMIT, stallBytesPerSecond)

@@ -83,10 +83,9 @@ public struct S3Location: Sendable, Equatable {
     /// Whether it names a prefix rather than one object.
     public var isPrefix: Bool { key.isEmpty || key.hasSuffix("/") }
 
-    /// `nil` when `url` is not an `s3://` URL.
-    public init?(_ url: String) {
-        guard url.lowercased().hasPrefix("s3://") else { return nil }
-        let rest = url.dropFirst(5)
+    /// The location named by what follows `s3://` (`BUCKET/KEY`); ``SourceAddress`` parses
+    /// the whole URL.
+    init(bucketAndKey rest: Substring) {
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         bucket = String(rest[..<slash])
         key = slash < rest.endIndex ? String(rest[rest.index(after: slash)...]) : ""

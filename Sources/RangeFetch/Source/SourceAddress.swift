@@ -1,0 +1,114 @@
+/// Where the user says a file is, parsed once from the text given: an `http://` or `https://`
+/// URL, or an `s3://BUCKET/KEY` object (an `s3://BUCKET/PREFIX/` names every object under it).
+///
+/// The one place that decides which schemes rangefetch takes; the transfers accept the same
+/// (``transferProtocols``). A pure value: no sockets, tested as a table.
+///
+/// | text | ``Kind`` | failure |
+/// |---|---|---|
+/// | `http://h/x`, `HTTPS://h/x` | ``Kind/http(_:)`` | |
+/// | `s3://bucket/key`, `s3://bucket/dir/` | ``Kind/s3(_:)`` (an object, a prefix) | |
+/// | `s3://`, `s3:///key` | | `invalidURL`: no bucket |
+/// | `ftp://h/x`, `file:///x` | | `unsupportedScheme` |
+/// | `h/x`, `http://` | | `invalidURL`: not a URL, malformed |
+public struct SourceAddress: Sendable, Equatable {
+    /// What the address names.
+    public enum Kind: Sendable, Equatable {
+        /// An HTTP(S) URL, as libcurl splits it.
+        case http(URLParts)
+        /// An S3 object or prefix, requested at its endpoint's HTTP(S) URL (``S3Configuration``).
+        case s3(S3Location)
+    }
+
+    /// The text as the user gave it (requests use it as it is).
+    public let text: String
+    /// What it names.
+    public let kind: Kind
+
+    /// The schemes a transfer may use, also after a redirect (libcurl's protocol list): an
+    /// `s3://` address is requested over these too.
+    static let transferProtocols = "http,https"
+
+    /// Parses `text`.
+    /// - Throws: `invalidURL` for text that is no URL, a malformed one or an `s3://` URL without
+    ///   a bucket; `unsupportedScheme` for a scheme other than http, https and s3. The message
+    ///   names the text (its password redacted) and what is expected.
+    public init(_ text: String) throws(DownloadError) {
+        self.text = text
+        if Self.hasS3Scheme(text) {
+            let location = S3Location(bucketAndKey: text.dropFirst(Self.s3Prefix.count))
+            guard !location.bucket.isEmpty else {
+                throw DownloadError(.invalidURL, "\(Redaction.url(text)): no bucket (expected s3://BUCKET/KEY)")
+            }
+            kind = .s3(location)
+        } else {
+            kind = .http(try Self.httpParts(text, expected: "http://, https:// or s3://"))
+        }
+    }
+
+    /// Parses `text` as an address that must be HTTP(S), such as a mirror.
+    /// - Throws: as ``init(_:)``, and `unsupportedScheme` for an `s3://` URL too.
+    public static func http(_ text: String) throws(DownloadError) -> SourceAddress {
+        if hasS3Scheme(text) {
+            throw DownloadError(.unsupportedScheme, "\(Redaction.url(text)): an s3:// URL cannot be used here (expected http:// or https://)")
+        }
+        return SourceAddress(text: text, kind: .http(try httpParts(text, expected: "http:// or https://")))
+    }
+
+    private init(text: String, kind: Kind) {
+        self.text = text
+        self.kind = kind
+    }
+
+    /// Whether it names something in S3.
+    public var isS3: Bool { s3 != nil }
+
+    /// The S3 location, for an `s3://` address.
+    public var s3: S3Location? {
+        if case .s3(let location) = kind { return location }
+        return nil
+    }
+
+    /// Whether it names an S3 prefix (every object under it) rather than one file.
+    public var isPrefix: Bool { s3?.isPrefix ?? false }
+
+    /// The URL's parts, for an HTTP(S) address.
+    public var http: URLParts? {
+        if case .http(let parts) = kind { return parts }
+        return nil
+    }
+
+    /// The URL a journal names the download by, where it is not the URL requested: the
+    /// `s3://` text (requested at its endpoint's URL); `nil` for HTTP(S).
+    public var journalURL: String? { isS3 ? text : nil }
+
+    /// `scheme://host:port` of an HTTP(S) address (what a per-host limit counts); `nil` for S3,
+    /// whose origin is its endpoint's.
+    public var origin: String? { http?.origin }
+
+    // MARK: Parsing
+
+    private static let s3Prefix = "s3://"
+
+    private static func hasS3Scheme(_ text: String) -> Bool {
+        text.prefix(s3Prefix.count).lowercased() == s3Prefix
+    }
+
+    /// An absolute http(s) URL with a host, split by libcurl (so what is accepted here is what
+    /// a transfer accepts).
+    private static func httpParts(_ text: String, expected: String) throws(DownloadError) -> URLParts {
+        let shown = Redaction.url(text)
+        guard let marker = text.firstRange(of: "://"), !text[..<marker.lowerBound].isEmpty,
+              text[..<marker.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else {
+            throw DownloadError(.invalidURL, "\(shown): not a URL (expected \(expected))")
+        }
+        let scheme = text[..<marker.lowerBound].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw DownloadError(.unsupportedScheme, "\(shown): unsupported scheme '\(scheme)' (expected \(expected))")
+        }
+        guard let parts = URLParts(text), !parts.host.isEmpty else {
+            throw DownloadError(.invalidURL, "\(shown): malformed URL (expected \(expected) followed by a host)")
+        }
+        return parts
+    }
+}
