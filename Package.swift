@@ -34,7 +34,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RangeFetchTests",
-            dependencies: ["RangeFetch"],
+            dependencies: ["RangeFetch", "CCurl"],
             path: "Tests/RangeFetchTests"
         ),
     ]

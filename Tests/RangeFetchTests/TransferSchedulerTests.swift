@@ -318,6 +318,28 @@ struct TransferSchedulerTests {
             #expect(answer == due, "at \(now) s with \(bytes) bytes")
         }
     }
+
+    /// A checkpoint called for is recorded once its flushed writes land, or after the landing
+    /// wait regardless; once per checkpoint.
+    @Test func checkpointsAreRecordedOnceTheirWritesLandOrSoonAfter() {
+        var policy = CheckpointPolicy(now: 0, receivedBytes: 0)
+        // (time, called for, writes landed) -> whether to record now.
+        let steps: [(Double, Bool, Bool, Bool)] = [
+            (1.00, false, true, false),   // nothing called for
+            (1.00, true, false, false),   // called for, writes in flight
+            (1.01, false, false, false),  // still in flight, inside the wait
+            (1.015, false, true, true),   // landed
+            (1.02, false, true, false),   // already recorded
+            (2.00, true, false, false),
+            (2.03, false, false, true),   // the wait ran out
+            (2.04, false, false, false),
+            (3.00, true, true, true),     // nothing was in flight: at once
+        ]
+        for (now, calledFor, landed, record) in steps {
+            let answer = policy.shouldRecord(now: now, calledFor: calledFor, writesLanded: landed)
+            #expect(answer == record, "at \(now) s")
+        }
+    }
 }
 
 extension TransferScheduler {

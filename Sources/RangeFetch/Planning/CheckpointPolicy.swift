@@ -7,7 +7,12 @@ struct CheckpointPolicy: Sendable {
     var intervalBytes: Int64 = 512 << 10
     var minimumSpacingSeconds = 0.05
 
+    /// Longest wait, seconds, for the writes flushed for a checkpoint before it is recorded.
+    var landingWaitSeconds = 0.02
+
     private var last: (time: Double, bytes: Int64)
+    /// A checkpoint was called for at this time and waits for its writes to land.
+    private var dueSince: Double?
 
     init(now: Double, receivedBytes: Int64, intervalSeconds: Double = 1, intervalBytes: Int64 = 512 << 10) {
         self.intervalSeconds = intervalSeconds
@@ -21,6 +26,16 @@ struct CheckpointPolicy: Sendable {
         guard elapsed >= intervalSeconds
             || (elapsed >= minimumSpacingSeconds && receivedBytes - last.bytes >= intervalBytes) else { return false }
         last = (now, receivedBytes)
+        return true
+    }
+
+    /// Whether a checkpoint called for by ``shouldCheckpoint(now:receivedBytes:)`` (whose
+    /// flushed buffers are being written) is to be recorded now: once its writes have landed,
+    /// or after ``landingWaitSeconds`` regardless. Says yes once per checkpoint.
+    mutating func shouldRecord(now: Double, calledFor: Bool, writesLanded: Bool) -> Bool {
+        if calledFor { dueSince = dueSince ?? now }
+        guard let due = dueSince, writesLanded || now - due >= landingWaitSeconds else { return false }
+        dueSince = nil
         return true
     }
 }

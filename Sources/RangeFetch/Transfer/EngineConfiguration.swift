@@ -44,3 +44,23 @@ struct EngineConfiguration: Sendable {
     /// Connections to one source at once.
     var maximumConnectionsPerSource = 16
 }
+
+extension EngineConfiguration {
+    /// The write buffers to use: a batch's shared pool when its buffers have this download's
+    /// size (a batch's memory then stays at what its connections use at once, not at the sum of
+    /// what each file's own pool once needed), else a pool of its own.
+    var writeBuffers: BufferPool {
+        if let shared = bufferPool, shared.flushBytes == writeBufferBytes { return shared }
+        return BufferPool(flushBytes: writeBufferBytes)
+    }
+
+    /// The scheduler for this download: its connection policy (one for a single stream) and tuning.
+    var scheduler: TransferScheduler {
+        var tuning = TransferScheduler.Tuning()
+        tuning.minimumSplitBytes = minimumSplitBytes
+        tuning.replacesSlowConnections = request.maximumBytesPerSecond == nil
+        tuning.recycling = recycleConnections
+        let ranged = mode == .ranged
+        return TransferScheduler(connections: ranged ? connections : .fixed(1), splittable: ranged, tuning: tuning)
+    }
+}

@@ -26,10 +26,6 @@ final class TransferEngine: CurlLoopClient {
     /// The main URL and its mirrors: where requests go, how each does, which are dropped.
     private let sources: EngineSources
     private var checkpoints: CheckpointPolicy
-    /// A checkpoint was called for at this time and waits for the writes flushed for it.
-    private var checkpointDueSince: Double?
-    /// Longest wait for those writes, seconds.
-    private static let checkpointWaitSeconds = 0.02
     /// `--max-speed`: one bucket for all transfers.
     private let speedLimit: SpeedLimit?
     private var randomState = SystemRandomNumberGenerator()
@@ -50,21 +46,9 @@ final class TransferEngine: CurlLoopClient {
         self.report = report
         sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, report: report)
         book = SegmentBook(states: configuration.segments, laterPieces: configuration.laterPieces)
-        // A shared pool keeps a batch's memory at what its connections use at once, not at the
-        // sum of what each file's own pool once needed.
-        if let shared = configuration.bufferPool, shared.flushBytes == configuration.writeBufferBytes {
-            pool = shared
-        } else {
-            pool = BufferPool(flushBytes: configuration.writeBufferBytes)
-        }
+        pool = configuration.writeBuffers
         writer = WriteQueue(file: file, pool: pool, wake: { [loop] in loop.wakeup() })
-        let ranged = configuration.mode == .ranged
-        var tuning = TransferScheduler.Tuning()
-        tuning.minimumSplitBytes = configuration.minimumSplitBytes
-        tuning.replacesSlowConnections = configuration.request.maximumBytesPerSecond == nil
-        tuning.recycling = configuration.recycleConnections
-        scheduler = TransferScheduler(connections: ranged ? configuration.connections : .fixed(1), splittable: ranged,
-                                      tuning: tuning)
+        scheduler = configuration.scheduler
         budget = RetryBudget(maximumTries: configuration.retry.maximumTries,
                              maximumConnections: configuration.connections.maximum)
         let now = MonotonicTime.now()
@@ -138,16 +122,12 @@ final class TransferEngine: CurlLoopClient {
             report(.progress(progress()))
             nextProgress = now + configuration.progressIntervalSeconds
         }
-        if checkpoints.shouldCheckpoint(now: now, receivedBytes: book.receivedBytes) {
-            // Partly filled buffers go to disk too, so the checkpoint covers nearly every byte
-            // received: a kill then costs about one checkpoint interval, not a buffer per
-            // connection. It is recorded once those writes have landed (or soon regardless).
-            for transfer in active.values where transfer.failure == nil { transfer.flush() }
-            checkpointDueSince = checkpointDueSince ?? now
-        }
-        if let due = checkpointDueSince, book.writesLanded || now - due >= Self.checkpointWaitSeconds {
+        let calledFor = checkpoints.shouldCheckpoint(now: now, receivedBytes: book.receivedBytes)
+        // Partly filled buffers go to disk too, so the checkpoint covers nearly every byte
+        // received: a kill then costs about one checkpoint interval, not a buffer per connection.
+        if calledFor { for transfer in active.values where transfer.failure == nil { transfer.flush() } }
+        if checkpoints.shouldRecord(now: now, calledFor: calledFor, writesLanded: book.writesLanded) {
             report(.checkpoint(segmentStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
-            checkpointDueSince = nil
         }
         if moved < Self.coalesceBytes && finished.isEmpty && !active.isEmpty {
             // A trickle (a lossy WAN delivers a packet or two per wake-up): let the sockets
@@ -276,22 +256,24 @@ final class TransferEngine: CurlLoopClient {
         }
         nextTransferID += 1
         let source = sources[source: id]
+        let transfer: SegmentTransfer
         do {
-            let transfer = try SegmentTransfer(id: nextTransferID, segment: segment, requested: requested,
-                                               url: source.requestURL, writer: writer, pool: pool, remote: sources[id].remote,
-                                               toUserURL: source.requestURL == source.userURL, now: now)
-            transfer.sourceID = id
-            transfer.configure(configuration.request, ifRange: source.ifRangeValidator,
-                               connectionLifetime: requested.flatMap { scheduler.connectionLifetimeSeconds(requestBytes: $0.count) },
-                               limiter: speedLimit?.bucket)
-            try loop.add(transfer.easy, token: transfer.id)
-            sources.started(id)
-            segment.transfer = transfer
-            active[transfer.id] = transfer
+            transfer = try SegmentTransfer(id: nextTransferID, segment: segment, requested: requested, url: source.requestURL,
+                                           writer: writer, pool: pool, remote: sources[id].remote,
+                                           toUserURL: source.requestURL == source.userURL, now: now)
         } catch {
             configuration.lease?.release(host: sources[id].origin)
             throw error
         }
+        transfer.sourceID = id
+        transfer.configure(configuration.request, ifRange: source.ifRangeValidator,
+                           connectionLifetime: requested.flatMap { scheduler.connectionLifetimeSeconds(requestBytes: $0.count) },
+                           limiter: speedLimit?.bucket)
+        sources.started(id)
+        segment.transfer = transfer
+        active[transfer.id] = transfer
+        // A request libcurl refuses ends the download: ``stopAll()`` books it like the others.
+        try loop.add(transfer.easy, token: transfer.id)
         return true
     }
 
