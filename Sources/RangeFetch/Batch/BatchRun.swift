@@ -64,7 +64,7 @@ final class BatchRun: Sendable {
         // Where a file that does not finish stands: its path and the bytes it holds.
         let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
-            let (url, options) = try DownloadSession.prepare(url: entry.url, options: self.options(for: entry))
+            let (url, options) = try SourceResolver.prepare(url: entry.url, options: self.options(for: entry))
             try Self.prepareDirectory(options.destination)
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)

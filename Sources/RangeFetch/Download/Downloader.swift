@@ -29,7 +29,7 @@ public struct Downloader: Sendable {
     ) async throws(DownloadError) -> DownloadSummary {
         try options.validate()
         let journalURL = S3Location(url) != nil ? url : nil
-        let (url, options) = try DownloadSession.prepare(url: url, options: options)
+        let (url, options) = try SourceResolver.prepare(url: url, options: options)
         _ = try URLParts.validate(url)
         try OutputPaths.prepareDestination(options.destination,
                                            followsLink: OutputPaths.followsLink(options.destination, options: options))
