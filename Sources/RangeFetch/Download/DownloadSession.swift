@@ -26,6 +26,7 @@ final class DownloadSession {
     /// The file changed during this run, which said so: a journal of the old version is
     /// discarded without another warning.
     private var restarting = false
+
     /// What a download in a batch shares with the others.
     struct BatchSharing {
         /// The worker's share of the batch's connection budget.
