@@ -19,7 +19,7 @@ struct FileNameFittingTests {
         (String(repeating: "é", count: 125) + ".safe", String(repeating: "é", count: 115) + ".safe"),
         // 4-byte characters, 254 bytes: 230 bytes for the stem, 57 whole characters.
         (String(repeating: "😀", count: 62) + ".ggufx", String(repeating: "😀", count: 57) + ".ggufx"),
-        // One byte over with a multi-byte character across the cut: the whole character goes.
+        // One byte over with a loop-byte character across the cut: the whole character goes.
         ("a" + String(repeating: "é", count: 118), "a" + String(repeating: "é", count: 117)),
         // An "extension" longer than 32 bytes is part of the name and is cut like it.
         ("a." + String(repeating: "b", count: 300), "a." + String(repeating: "b", count: 234)),

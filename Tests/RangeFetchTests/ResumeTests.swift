@@ -147,7 +147,7 @@ final class ResumeTests {
 
     @Test func completePartialWithJournalIsRenamedWithoutRefetching() async throws {
         // The other crash window: every byte durable and journaled, rename not yet done.
-        let remote = try Prober(request: RequestOptions(), cancellation: CancellationFlag(), multi: CurlLoop()).probe(url)
+        let remote = try Prober(request: RequestOptions(), cancellation: CancellationFlag(), loop: CurlLoop()).probe(url)
         #expect(copyfile(source, out.file("data.bin.part")))
         let segments = SegmentPlanner(connections: 4, minimumSegmentBytes: 16 << 20).plan(size: Self.size)
             .map { SegmentState(range: $0, written: $0.count) }

@@ -19,7 +19,7 @@ final class S3Tests {
     }
 
     @Test func keysAreSignedAndExactWithKeysTokensAndProfiles() throws {
-        let server = try S3Server(objects: ["llm/weights.bin=20000000", "big/multi.bin=12000000:multipart", "odd/a key+é.bin=70000"],
+        let server = try S3Server(objects: ["llm/weights.bin=20000000", "big/loop.bin=12000000:multipart", "odd/a key+é.bin=70000"],
                                   state: out)
         defer { server.stop() }
         // -n 8 with the standard variables; every range signed afresh.
@@ -30,9 +30,9 @@ final class S3Tests {
         #expect(key.stdout.components(separatedBy: "\"event\":\"request\"").count - 1 >= 8, "fewer than 8 ranges")
         #expect(!key.stdout.contains(server.secretKey) && !key.stderr.contains(server.secretKey))
         // A multipart object and a key that needs percent-encoding.
-        let multipart = try runCLI(["s3://models/big/multi.bin", "-o", out.file("m.bin")], environment: server.environment)
+        let multipart = try runCLI(["s3://models/big/loop.bin", "-o", out.file("m.bin")], environment: server.environment)
         #expect(multipart.status == 0, "\(multipart.stderr)")
-        try expectObject(out.file("m.bin"), key: "big/multi.bin", size: 12_000_000)
+        try expectObject(out.file("m.bin"), key: "big/loop.bin", size: 12_000_000)
         let odd = try runCLI(["s3://models/odd/a key+é.bin", "-o", out.file("odd.bin")], environment: server.environment)
         #expect(odd.status == 0, "\(odd.stderr)")
         try expectObject(out.file("odd.bin"), key: "odd/a key+é.bin", size: 70_000)
@@ -52,11 +52,11 @@ final class S3Tests {
             .write(toFile: out.file("home/.aws/credentials"), atomically: true, encoding: .utf8)
         try "[profile ci]\nregion = us-east-1\nendpoint_url = \(server.endpoint)\n"
             .write(toFile: out.file("home/.aws/config"), atomically: true, encoding: .utf8)
-        let profile = try runCLI(["s3://models/big/multi.bin", "-o", out.file("p.bin")],
+        let profile = try runCLI(["s3://models/big/loop.bin", "-o", out.file("p.bin")],
                                  environment: ["HOME": out.file("home"), "AWS_PROFILE": "ci", "AWS_ACCESS_KEY_ID": "",
                                                "AWS_SECRET_ACCESS_KEY": "", "AWS_ENDPOINT_URL": "", "AWS_REGION": ""])
         #expect(profile.status == 0, "\(profile.stderr)")
-        try expectObject(out.file("p.bin"), key: "big/multi.bin", size: 12_000_000)
+        try expectObject(out.file("p.bin"), key: "big/loop.bin", size: 12_000_000)
     }
 
     /// Keys a filesystem would not take as they are: a control character (listed with

@@ -48,28 +48,28 @@ final class BatchRun: Sendable {
     /// One worker: files in order until none is left or the batch is stopped.
     func work() {
         // A loop that cannot be made fails each file this worker takes, naming why.
-        let multi = Result { () throws(DownloadError) -> CurlLoop in try CurlLoop(share: share) }
+        let loop = Result { () throws(DownloadError) -> CurlLoop in try CurlLoop(share: share) }
         let connections = WorkerConnections(budget: budget)
         defer { connections.releaseAll() }
         while !cancellation.isCancelled {
             let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
             guard index < entries.count else { return }
-            run(index, multi: multi, connections: connections)
+            run(index, loop: loop, connections: connections)
         }
     }
 
-    private func run(_ index: Int, multi: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
+    private func run(_ index: Int, loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
         let entry = entries[index]
         let began = MonotonicTime.now()
         let emit = self.emit
         // Where a file that does not finish stands: its path and the bytes it holds.
         let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
-            let (url, options) = try DownloadSession.prepare(url: entry.url, options: self.options(for: entry))
+            let (url, options) = try SourceResolver.prepare(url: entry.url, options: self.options(for: entry))
             try Self.prepareDirectory(options.destination)
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)
-            return try DownloadSession(url: url, options: options, cancellation: cancellation, multi: multi.get(),
+            return try DownloadSession(url: url, options: options, cancellation: cancellation, loop: loop.get(),
                                        sharing: sharing, journalURL: (try? SourceAddress(entry.url))?.journalURL) { event in
                 switch event {
                 case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }

@@ -4,7 +4,7 @@ import Glibc
 import CCurl
 
 /// Carries out a ``BenchPlan``: probes the URL, then for each connection count runs its own
-/// libcurl multi handle with one ranged request per connection (distinct slices of the file,
+/// ``CurlLoop`` with one ranged request per connection (distinct slices of the file,
 /// never more than the file per run), and summarises the sweep in a ``BenchReport``.
 public struct BenchMeasurer: Sendable {
     /// What the measurer reports while it works.
@@ -47,7 +47,7 @@ private struct Sweep {
     let report: @Sendable (BenchMeasurer.Event) -> Void
 
     func run() throws(DownloadError) -> BenchReport {
-        let remote = try Prober(request: plan.request, cancellation: cancellation, multi: CurlLoop()).probe(url)
+        let remote = try Prober(request: plan.request, cancellation: cancellation, loop: CurlLoop()).probe(url)
         if remote.size == 0 {
             throw DownloadError(.invalidOption, "\(url): the file is empty (0 bytes); there is nothing to measure")
         }

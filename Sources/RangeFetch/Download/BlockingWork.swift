@@ -6,7 +6,7 @@ import Glibc
 /// the cooperative pool; task cancellation trips `cancellation`.
 ///
 /// The thread is joined before the result is handed back: by then the work's closure and
-/// everything it held (multi and easy handles, TLS connections, digest contexts) are released,
+/// everything it held (loop and easy handles, TLS connections, digest contexts) are released,
 /// and the thread's own exit handlers (OpenSSL frees its per-thread state there) have run. A
 /// caller that then returns from `main` and calls `exit` finds no thread inside libcurl or
 /// OpenSSL while their library destructors run. (Detached threads that released those objects

@@ -29,14 +29,14 @@ public struct Downloader: Sendable {
     ) async throws(DownloadError) -> DownloadSummary {
         try options.validate()
         let journalURL = try SourceAddress(url).journalURL
-        let (url, options) = try DownloadSession.prepare(url: url, options: options)
+        let (url, options) = try SourceResolver.prepare(url: url, options: options)
         // An s3:// object's endpoint URL comes from the configuration: checked as any URL.
         _ = try SourceAddress.http(url)
         try OutputPaths.prepareDestination(options.destination,
                                            followsLink: OutputPaths.followsLink(options.destination, options: options))
         let cancellation = CancellationFlag()
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in
-            try DownloadSession(url: url, options: options, cancellation: cancellation, multi: CurlLoop(), journalURL: journalURL,
+            try DownloadSession(url: url, options: options, cancellation: cancellation, loop: CurlLoop(), journalURL: journalURL,
                             emit: events).run()
         }
     }
@@ -92,7 +92,7 @@ extension Downloader {
         let request = options.request
         let cancellation = CancellationFlag()
         let objects = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [S3Client.Object] in
-            try S3Client(configuration: configuration, request: request, cancellation: cancellation, multi: CurlLoop())
+            try S3Client(configuration: configuration, request: request, cancellation: cancellation, loop: CurlLoop())
                 .list(bucket: location.bucket, prefix: location.key)
         }
         return objects.compactMap { object -> BatchEntry? in

@@ -9,7 +9,7 @@ struct Prober {
     var cancellation: CancellationFlag
     /// The probe runs through this handle, so the download's first request can reuse its
     /// connection.
-    var multi: CurlLoop
+    var loop: CurlLoop
     /// Where ``RemoteFile/suggestedName`` comes from.
     var names: NameSource = .givenURL
 
@@ -55,7 +55,7 @@ struct Prober {
         }
         // The body is abandoned unread, so a coding it does not really have must not fail the probe.
         easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
-        let result = try withExtendedLifetime(collector) { () throws(DownloadError) in try multi.perform(easy, cancellation: cancellation) }
+        let result = try withExtendedLifetime(collector) { () throws(DownloadError) in try loop.perform(easy, cancellation: cancellation) }
         if cancellation.isCancelled { throw .cancelled() }
         if let refused = TransferFailure.responseHead(result, head: collector.head, detail: easy.errorDetail, url: url) {
             throw refused

@@ -1,7 +1,7 @@
 /// Checks the bytes mirrors delivered against the main URL, without a digest to go by.
 ///
 /// Before any byte of a mirror is trusted it must agree with the main URL at sampled blocks
-/// (``DownloadSession``), but a mirror that knows those samples can answer them truly and send
+/// (``MirrorAgreement``), but a mirror that knows those samples can answer them truly and send
 /// other bytes for the real ranges. So once the ranges are on disk, each range a mirror
 /// delivered is checked too: a slice at a random offset and of a random length inside it is
 /// fetched from the main URL and compared with the file. The mirror only ever saw ordinary range

@@ -5,7 +5,7 @@ import CCurl
 struct SmallGet {
     var request: RequestOptions
     var cancellation: CancellationFlag
-    var multi: CurlLoop
+    var loop: CurlLoop
 
     /// Biggest body read (a ListObjectsV2 page of 1,000 keys is a few hundred KiB).
     static let maximumBodyBytes = 16 << 20
@@ -26,7 +26,7 @@ struct SmallGet {
         if let range { easy.set(CURLOPT_RANGE, range.httpRangeSpec) }
         let sink = ResponseSink(cancellation: cancellation, bodyLimit: Self.maximumBodyBytes)
         sink.attach(to: easy)
-        let result = try withExtendedLifetime(sink) { () throws(DownloadError) in try multi.perform(easy, cancellation: cancellation) }
+        let result = try withExtendedLifetime(sink) { () throws(DownloadError) in try loop.perform(easy, cancellation: cancellation) }
         if cancellation.isCancelled { throw .cancelled() }
         guard result == CURLE_OK else {
             throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))

@@ -6,7 +6,7 @@ struct S3Client {
     var configuration: S3Configuration
     var request: RequestOptions
     var cancellation: CancellationFlag
-    var multi: CurlLoop
+    var loop: CurlLoop
 
     /// An object under a listed prefix.
     struct Object: Sendable, Equatable {
@@ -87,7 +87,7 @@ struct S3Client {
 
     /// GETs `url` (signed) and returns the status and the body.
     func get(_ url: String) throws(DownloadError) -> (status: Int, body: [UInt8]) {
-        let answer = try SmallGet(request: request, cancellation: cancellation, multi: multi).fetch(url)
+        let answer = try SmallGet(request: request, cancellation: cancellation, loop: loop).fetch(url)
         return (answer.status, answer.body)
     }
 }

@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A download into `NAME.part`, from the decided segments to the final name: free space,
+/// preallocation, the journal, the engine's runs (another after a mirror failed its spot check),
+/// the final `fdatasync`, the digests, the rename.
+struct FileDownload {
+    /// The URL requested (does it carry credentials?).
+    let url: String
+    let options: DownloadOptions
+    let cancellation: CancellationFlag
+    let engines: EngineBuilder
+    /// The mirrors' spot checks after each run.
+    let mirrors: MirrorAgreement
+    /// The URL the journal names when it is not the one requested: an `s3://` URL, whose
+    /// HTTP(S) form is what goes on the wire.
+    let journalURL: String?
+    /// When the session started, for the summary's elapsed time.
+    let startedAt: Double
+    let emit: @Sendable (DownloadEvent) -> Void
+
+    /// Fetches `segments` of `remote` into `file` (open and locked) and renames it to
+    /// `paths.final` once it is whole and its digests match `expected`.
+    /// - Parameters:
+    ///   - size: the file's size, `nil` when the server did not say (one stream, to its end).
+    ///   - store: the journal, `nil` when this download keeps none (one stream).
+    func run(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
+             file: PartialFile, store: JournalStore?, paths: OutputPaths,
+             expected: [(DigestValue, String)]) throws(DownloadError) -> DownloadSummary {
+        let resumed = segments.writtenBytes
+        if let size {
+            try checkFreeSpace(paths: paths, file: file, size: size)
+            try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.preallocate(size: size) }
+        }
+        let checkpointer = try startJournal(store: store, remote: remote, size: size, segments: segments, file: file)
+        let hasher = expected.isEmpty ? nil : PrefixHasher(file: file, algorithms: expected.map(\.0.algorithm),
+                                                                 cancellation: cancellation)
+        defer { hasher?.stop() }
+        emit(.started(DownloadStart(path: paths.final, totalBytes: size, resumedBytes: resumed,
+                                    segments: segments.filter { !$0.isComplete }.count,
+                                    connections: mode == .ranged ? options.connectionLimit : 1, segmented: mode == .ranged,
+                                    adaptive: mode == .ranged && options.connections == .automatic)))
+
+        // Direct writes keep the page cache out of the way, except while a digest follows the
+        // download: the hasher reads the bytes back, and from the page cache that is nearly free
+        // (from the disk it cost 0.7 s per GiB here).
+        if hasher == nil { file.enableDirectWrites() }
+        var engine = engines.makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: file,
+                                        checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
+        while true {
+            do {
+                try engine.run()
+                guard let refetch = try mirrors.rangesToRefetch(mirrorExtents: engine.mirrorExtents, remote: remote, size: size,
+                                                                file: file, expected: expected) else { break }
+                // The journal must not claim the dropped mirror's ranges from here on.
+                try DownloadError.withSystemCalls { () throws(SystemCallError) in try checkpointer?.finish(refetch) }
+                engine = engines.makeEngine(remote: remote, size: size, segments: refetch, mode: mode, file: file,
+                                            checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
+            } catch {
+                if let checkpointer {
+                    if error.code == .rangesNotHonoured {
+                        // The journal is removed next and the file starts over as one stream: no
+                        // checkpoint still queued may write it again.
+                        checkpointer.stop()
+                    } else {
+                        try? checkpointer.finish(engine.segmentStates, unchecked: mirrors.uncheckedMirrorBytes(engine.mirrorExtents))
+                    }
+                }
+                if error.code == .cancelled, checkpointer == nil {
+                    // No journal (a server without ranges, or a small file): nothing can be resumed.
+                    let why = mode == .singleStream ? "the server does not serve byte ranges, so"
+                        : options.journal ? "files under 2 MiB keep no journal, so" : "no journal was kept, so"
+                    throw DownloadError(.cancelled, "interrupted after \(engine.segmentStates.writtenBytes) bytes; \(why) running the command again starts from the beginning")
+                }
+                if error.code == .cancelled {
+                    throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial)", remedy: .runAgainToResume)
+                }
+                throw error
+            }
+        }
+
+        // No checkpoint may land after this point: the journal is removed once the file is whole.
+        checkpointer?.stop()
+        let lastByteAt = MonotonicTime.now()
+        let finalSize = size ?? engine.segmentStates.writtenBytes
+        try DownloadError.withSystemCalls { () throws(SystemCallError) in
+            if size == nil { try file.truncate(to: finalSize) }
+            try file.synchronize()
+        }
+        var verified: [DigestValue] = []
+        var verificationSeconds: Double?
+        if let hasher {
+            let actual = try DownloadError.withSystemCalls { () throws(SystemCallError) in try hasher.finish(size: finalSize) }
+            if cancellation.isCancelled {
+                // The digest covers a prefix only: never compared, the bytes are kept for a rerun.
+                throw DownloadError(.cancelled, "interrupted while checking the digest; the downloaded bytes are saved in \(paths.partial)", remedy: .runAgainToResume)
+            }
+            do {
+                try DigestCheck.compare(expected: expected, actual: actual, path: paths.final)
+            } catch {
+                store?.remove()
+                try? file.rename(to: paths.rejected)
+                throw DownloadError(error.code, "\(error.message); the bytes received were kept as \(paths.rejected)", remedy: error.remedy)
+            }
+            verified = actual
+            verificationSeconds = MonotonicTime.now() - lastByteAt
+            for (want, source) in expected { emit(.verified(want, source: source)) }
+        }
+        if options.request.carriesCredentials(for: url) {
+            try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.restoreUsualMode() }
+        }
+        try file.rename(to: paths.final)
+        store?.remove()
+        return DownloadSummary(path: paths.final, bytes: finalSize, transferredBytes: finalSize - resumed,
+                               resumedBytes: resumed, elapsedSeconds: MonotonicTime.now() - startedAt,
+                               verified: verified, alreadyComplete: false, segmented: mode == .ranged,
+                               verificationSeconds: verificationSeconds)
+    }
+
+    /// `remote` as the journal names it (``journalURL``).
+    func identity(of remote: RemoteFile) -> RemoteFile {
+        var named = remote
+        if let journalURL { named.url = journalURL }
+        return named
+    }
+
+    /// Writes the first journal record (durably) and returns the checkpointer that keeps it
+    /// current, or `nil` when this download keeps no journal.
+    private func startJournal(store: JournalStore?, remote: RemoteFile, size: Int64?, segments: [SegmentState],
+                              file: PartialFile) throws(DownloadError) -> Checkpointer? {
+        guard let store, options.journal, let size, size >= DownloadSession.smallFileBytes else {
+            store?.remove()
+            return nil
+        }
+        let writer = Checkpointer(file: file, store: store, identity: JournalRecord(remote: identity(of: remote), size: size, segments: segments))
+        try DownloadError.withSystemCalls { () throws(SystemCallError) in try writer.finish(segments) }
+        return writer
+    }
+
+    private func checkFreeSpace(paths: OutputPaths, file: PartialFile, size: Int64) throws(DownloadError) {
+        let allocated = (try? file.size()) ?? 0
+        guard let available = FileSystem.availableBytes(at: FileSystem.directoryName(of: paths.partial)),
+              size - allocated > available else { return }
+        throw DownloadError(.fileSystem(errno: ENOSPC), "not enough free space for \(paths.final): need \(ByteCount.format(size - allocated)), \(ByteCount.format(available)) available")
+    }
+}

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a download's bytes come from: the URL to request for the user's (an `s3://` URL
+/// becomes its endpoint's, signed) and what the server says about the file there, probed with
+/// retries.
+struct SourceResolver {
+    private let url: String
+    private let options: DownloadOptions
+    private let cancellation: CancellationFlag
+    private let loop: CurlLoop
+    private let sharing: DownloadSession.BatchSharing?
+    private let emit: @Sendable (DownloadEvent) -> Void
+
+    /// - Parameters:
+    ///   - url: the URL to request, as ``prepare(url:options:)`` returned it, with its options.
+    ///   - sharing: a batch's budget, which the probe's connection waits for.
+    ///   - emit: where retry notices go.
+    init(url: String, options: DownloadOptions, cancellation: CancellationFlag, loop: CurlLoop,
+         sharing: DownloadSession.BatchSharing?, emit: @escaping @Sendable (DownloadEvent) -> Void) {
+        self.url = url
+        self.options = options
+        self.cancellation = cancellation
+        self.loop = loop
+        self.sharing = sharing
+        self.emit = emit
+    }
+
+    /// The URL to request and the options for `url`: an `s3://BUCKET/KEY` becomes its object's
+    /// HTTP(S) URL, with every request signed (``S3Configuration``); others are unchanged.
+    /// The options' secrets are bound to the origin of the URL to request (see ``CredentialScope``).
+    static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
+        guard let location = try SourceAddress(url).s3 else {
+            var options = options
+            // A batch's S3 configuration is for its s3:// files: another URL's refusals are not S3's.
+            options.s3 = nil
+            try options.request.bindSecrets(to: url)
+            return (url, options)
+        }
+        guard !location.isPrefix else {
+            throw DownloadError(.invalidURL, "\(url) names a prefix, not an object", remedy: .fetchPrefixAsBatch)
+        }
+        var options = options
+        let configuration: S3Configuration
+        if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
+        options.s3 = configuration
+        options.request.s3Signer = configuration.signer
+        let endpointURL = configuration.url(bucket: location.bucket, key: location.key)
+        try options.request.bindSecrets(to: endpointURL)
+        return (endpointURL, options)
+    }
+
+    /// Probes, retrying transient failures (5xx, 408, 429, resets) with the retry policy.
+    func probe() throws(DownloadError) -> RemoteFile {
+        let prober = Prober(request: options.request, cancellation: cancellation, loop: loop, names: options.nameSource)
+        var retries = 0
+        while true {
+            do throws(DownloadError) {
+                // In a batch the probe's connection counts like any other: it waits for room.
+                let lease = sharing?.lease(host: URLParts(url)?.origin)
+                if let lease {
+                    while !lease.acquire() {
+                        if cancellation.isCancelled { throw DownloadError.cancelled() }
+                        usleep(5_000)
+                    }
+                }
+                defer {
+                    lease?.release()
+                    lease?.settle(open: loop.openConnections)
+                }
+                do {
+                    return try prober.probe(url)
+                } catch where options.s3 != nil && error.httpStatus.map({ $0 >= 400 }) == true {
+                    throw s3Failure(error)
+                }
+            } catch where error.isTransient && retries + 1 < options.retry.maximumTries {
+                retries += 1
+                let delay = options.retry.delay(beforeRetry: retries, retryAfterSeconds: error.retryAfterSeconds,
+                                                jitter: Double.random(in: 0...1))
+                emit(.retrying(RetryNotice(remaining: nil, retry: retries, delaySeconds: delay, reason: error.message)))
+                let until = MonotonicTime.now() + delay
+                while MonotonicTime.now() < until {
+                    if cancellation.isCancelled { throw .cancelled() }
+                    usleep(20_000)
+                }
+            }
+        }
+    }
+
+    /// An S3 refusal with S3's own error code and message, read from a GET's body (a HEAD has none).
+    private func s3Failure(_ error: DownloadError) -> DownloadError {
+        guard let configuration = options.s3,
+              let answer = try? S3Client(configuration: configuration, request: options.request, cancellation: cancellation,
+                                         loop: loop).get(url),
+              let detail = S3Client.errorDetail(answer.body) else { return error }
+        return DownloadError(error.code, "\(error.message); S3 said \(detail)", remedy: error.remedy)
+    }
+}
