@@ -71,14 +71,14 @@ final class BatchReporter: Sendable {
             let clear = state.withLock { clearBlock(&$0) }
             return writeOut(clear + line, to: STDERR_FILENO)
         }
-        if case .file(_, .warning(let message)) = event, style != .json, SlowConnectionTakeover.matches(message) { return }
+        if case .file(_, .warning(let warning)) = event, style != .json, warning.isRoutine { return }
         switch style {
         case .json: handleJSON(event)
         case .bar: handleBar(event)
         case .silent:
             switch event {
-            case .file(let index, .warning(let message)):
-                writeOut(TerminalText.escaped("warning: \(label(index)): \(message)") + "\n", to: STDERR_FILENO)
+            case .file(let index, .warning(let warning)):
+                writeOut(TerminalText.escaped("warning: \(label(index)): \(Reporter.words(warning))") + "\n", to: STDERR_FILENO)
             case .failed(_, let error): writeOut("rangefetch: error: \(TerminalText.escaped(error.cliMessage))\n", to: STDERR_FILENO)
             default: break
             }
@@ -153,8 +153,8 @@ final class BatchReporter: Sendable {
                 state.totals[index] = summary.bytes
                 state.done += 1
                 redraw = true
-            case .file(let index, .warning(let message)):
-                note = "warning: \(state.paths[index] ?? state.urls[index]): \(message)"
+            case .file(let index, .warning(let warning)):
+                note = "warning: \(state.paths[index] ?? state.urls[index]): \(Reporter.words(warning))"
             case .failed(let index, let error):
                 state.active[index] = nil
                 state.failed += 1

@@ -129,7 +129,7 @@ struct Get: AsyncParsableCommand {
     func run() async throws {
         if isBatch { return try await runBatch() }
         let reporter = Reporter(json: json, quiet: quiet, verbose: verbose, dataOnStandardOutput: output == "-")
-        if network.insecure { reporter.handle(.warning(Self.insecureWarning)) }
+        if network.insecure { reporter.handle(.warning(.certificatesUnchecked)) }
         do {
             try await download(reporter: reporter)
         } catch {
@@ -140,7 +140,6 @@ struct Get: AsyncParsableCommand {
     }
 
     /// Said once per run when `-k` (or `insecure` in a config file) turns TLS checks off.
-    static let insecureWarning = "TLS certificates are not checked (--insecure): anyone on the network path can read or change what is downloaded"
 
     private func download(reporter: Reporter) async throws(DownloadError) {
             let options = try makeOptions()

@@ -41,7 +41,7 @@ extension Get {
 
     func runBatch() async throws {
         let reporter = BatchReporter(json: json, quiet: quiet, verbose: verbose)
-        if network.insecure { writeOut("warning: \(Self.insecureWarning)\n", to: STDERR_FILENO) }
+        if network.insecure { writeOut("warning: \(Reporter.words(.certificatesUnchecked))\n", to: STDERR_FILENO) }
         let summary: BatchSummary
         do {
             summary = try await downloadBatch(reporter: reporter)

@@ -43,14 +43,14 @@ final class Reporter: Sendable {
             if style == .json { printLine(ProgressRenderer.json(event)) } else { note(ProgressRenderer.requestLine(end)) }
             return
         }
-        if case .warning(let message) = event, style != .json, !verbose, SlowConnectionTakeover.matches(message) { return }
+        if case .warning(let warning) = event, style != .json, !verbose, warning.isRoutine { return }
         switch style {
         case .json:
             printLine(ProgressRenderer.json(event))
         case .bar:
             switch event {
             case .progress(let progress): drawBar(ProgressRenderer.bar(progress, columns: Terminal.width()))
-            case .warning(let message): note("warning: \(message)")
+            case .warning(let warning): note("warning: \(Self.words(warning))")
             case .retrying(let notice):
                 let what = notice.remaining.map { "bytes \($0.lower)-\($0.upper - 1)" } ?? "the probe"
                 note("retrying \(what) in \(formatDecimal(notice.delaySeconds, places: 1)) s (try \(notice.retry + 1)): \(notice.reason)")
@@ -61,7 +61,7 @@ final class Reporter: Sendable {
             default: break
             }
         case .silent:
-            if case .warning(let message) = event { note("warning: \(message)") }
+            if case .warning(let warning) = event { note("warning: \(Self.words(warning))") }
         }
     }
 
@@ -95,6 +95,16 @@ final class Reporter: Sendable {
     }
 
     /// One line on stderr; server text in it (ETags, keys, names) is escaped, not obeyed.
+    /// A warning in the CLI's words: the library's, naming the flag where one caused it.
+    static func words(_ warning: DownloadWarning) -> String {
+        switch warning {
+        case .certificatesUnchecked:
+            "TLS certificates are not checked (--insecure): anyone on the network path can read or change what is downloaded"
+        default:
+            warning.message
+        }
+    }
+
     private func note(_ text: String) {
         clearBar()
         writeError(TerminalText.escaped(text) + "\n")

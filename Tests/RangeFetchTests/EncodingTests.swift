@@ -112,7 +112,7 @@ final class EncodingTests {
         options.destination = .file(target)
         let summary = try await Downloader(options: options).download(
             server.dataURL(size: Self.size, "encoding=gzip&realgzip=1&forceencoding=1")) { event in
-            if case .warning(let message) = event { warnings.withLock { $0.append(message) } }
+            if case .warning(let warning) = event { warnings.withLock { $0.append(warning.message) } }
         }
         #expect(!summary.segmented)
         #expect(summary.bytes == Self.size)

@@ -126,7 +126,7 @@ final class FaultTests {
         let replaced = Locked(false)
         _ = try await download(server.dataURL(size: size, name: "slow.bin", "rate=1000000&trickle=10000&trickleoffset=\(size / 3)&tricklecount=1"),
                                connections: 8, events: { event in
-            if case .warning(let message) = event, message.contains("took over") { replaced.withLock { $0 = true } }
+            if case .warning(.slowConnectionReplaced) = event { replaced.withLock { $0 = true } }
         })
         let slow = clock.now - start
         try expectExactFile(size: size)
@@ -172,7 +172,7 @@ final class FaultTests {
     @Test func overlongBodyIsCutAndFlagged() async throws {
         let warned = Locked(false)
         _ = try await download(server.dataURL(size: Self.size, "extra=100"), events: { event in
-            if case .warning(let message) = event, message.contains("more bytes") { warned.withLock { $0 = true } }
+            if case .warning(.overlongResponse) = event { warned.withLock { $0 = true } }
         })
         try expectExactFile()
         #expect(warned.current)

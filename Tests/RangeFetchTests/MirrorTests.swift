@@ -143,7 +143,7 @@ final class MirrorTests {
         let said = Locked<[String]>([])
         _ = try await Downloader(options: options).download(mainURL) { event in
             switch event {
-            case .warning(let message): said.withLock { $0.append(message) }
+            case .warning(let warning): said.withLock { $0.append(warning.message) }
             case .retrying(let notice): said.withLock { $0.append(notice.reason) }
             default: break
             }

@@ -185,7 +185,7 @@ final class EmbedderTests {
         }
         let journal = (try? String(contentsOfFile: out.file("c.bin.part.rfjournal"), encoding: .utf8)) ?? "none"
         let warnings = WarningLog()
-        let summary = try await downloader.download(url) { if case .warning(let message) = $0 { warnings.add(message) } }
+        let summary = try await downloader.download(url) { if case .warning(let warning) = $0 { warnings.add(warning.message) } }
         #expect(summary.resumedBytes > 0, "\(warnings.all) journal: \(journal.suffix(400))")
         #expect(try Checksums.sha256sum(out.file("c.bin")) == Checksums.sha256sum(source))
     }

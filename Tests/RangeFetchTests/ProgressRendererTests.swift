@@ -61,7 +61,7 @@ struct ProgressRendererTests {
     }
 
     @Test func everyJSONEventStartsWithTheVersion() {
-        let events: [DownloadEvent] = [.progress(Self.progress), .warning("w"),
+        let events: [DownloadEvent] = [.progress(Self.progress), .warning(.mirrorsSpotCheckedOnly),
                                        .requestEnded(RequestEnd(range: nil, status: 200, bytes: 1, seconds: 1, retry: 0, failure: nil))]
         for event in events { #expect(ProgressRenderer.json(event).hasPrefix("{\"version\":1,\"event\":")) }
         #expect(ProgressRenderer.json(.progress(Self.progress)).contains("\"eta_seconds\":6.0"))
@@ -79,8 +79,16 @@ struct ProgressRendererTests {
         #expect(ProgressRenderer.json(.probed(remote)).contains("\"final_url\":\"http://h/get?id=1\""))
     }
 
-    @Test func takeoverWarningsAreRecognised() {
-        #expect(SlowConnectionTakeover.matches(SlowConnectionTakeover.message(range: ByteRange(0, 10), bytesPerSecond: 5)))
-        #expect(!SlowConnectionTakeover.matches("server sent more bytes than the range"))
+    @Test func onlyTakeoverWarningsAreRoutine() {
+        #expect(DownloadWarning.slowConnectionReplaced(range: ByteRange(0, 10), bytesPerSecond: 5).isRoutine)
+        #expect(!DownloadWarning.overlongResponse(url: "http://h/f", range: ByteRange(0, 10)).isRoutine)
+    }
+
+    /// A warning's JSON carries its kind for scripts, and its words with secrets redacted.
+    @Test func warningJSONHasKindAndRedactedMessage() {
+        let line = ProgressRenderer.json(.warning(.mirrorLeftOut(url: "http://m/f", why: "it redirected to http://m/x?X-Amz-Signature=abc123")))
+        #expect(line.contains("\"kind\":\"mirror_left_out\""), "\(line)")
+        #expect(line.contains("\"message\":\"mirror http://m/f left out: it redirected to http://m/x?X-Amz-Signature=REDACTED"), "\(line)")
+        #expect(!line.contains("abc123"), "\(line)")
     }
 }

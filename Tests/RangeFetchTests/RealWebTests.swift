@@ -39,7 +39,7 @@ final class RealWebTests {
     /// Collects warning messages.
     private func warnings() -> (Locked<[String]>, @Sendable (DownloadEvent) -> Void) {
         let seen = Locked<[String]>([])
-        return (seen, { event in if case .warning(let message) = event { seen.withLock { $0.append(message) } } })
+        return (seen, { event in if case .warning(let warning) = event { seen.withLock { $0.append(warning.message) } } })
     }
 
     // MARK: Expiring signed redirects

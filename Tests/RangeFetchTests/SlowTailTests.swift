@@ -25,7 +25,7 @@ final class SlowTailTests {
         let warnings = Locked<[String]>([])
         let start = MonotonicTime.now()
         _ = try await Downloader(options: options).download(url) { event in
-            if case .warning(let message) = event { warnings.withLock { $0.append(message) } }
+            if case .warning(let warning) = event { warnings.withLock { $0.append(warning.message) } }
         }
         let seconds = MonotonicTime.now() - start
         let actual = try Data(contentsOf: URL(fileURLWithPath: out.file(name)))

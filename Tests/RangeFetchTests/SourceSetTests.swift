@@ -99,7 +99,7 @@ struct SourceSetTests {
         #expect(set.failed(Self.a, why: "HTTP 500") == nil)
         let drop = set.failed(Self.a, why: "HTTP 502")
         #expect(drop == SourceSet.Drop(id: Self.a, url: Self.mirrorA, reason: "2 requests in a row failed (HTTP 502)"))
-        #expect(drop?.message == "mirror https://a.example:8443/file.bin dropped: 2 requests in a row failed (HTTP 502)")
+        #expect(drop?.warning.message == "mirror https://a.example:8443/file.bin dropped: 2 requests in a row failed (HTTP 502)")
         #expect(set[Self.a].usage.dropped)
         #expect(set.pick(maximumPerSource: 16) != Self.a)
     }
@@ -121,7 +121,7 @@ struct SourceSetTests {
         let first = set.failed(Self.m, why: "x")
         let second = set.failed(Self.m, why: "x")
         #expect(first == nil)
-        #expect(second?.message == "main URL \(Self.main) dropped: 2 requests in a row failed (x)")
+        #expect(second?.warning.message == "main URL \(Self.main) dropped: 2 requests in a row failed (x)")
         for _ in 0..<3 { #expect(set.failed(Self.a, why: "x") == nil) }
         #expect(set.pick(maximumPerSource: 16) == Self.a)
     }
@@ -131,7 +131,7 @@ struct SourceSetTests {
         // The URL is redacted for the warning.
         let drop = set.exclude(Self.b, why: "it refused a request (HTTP 403)")
         #expect(drop?.url == "http://b.example/file.bin?sig=REDACTED")
-        #expect(drop?.message == "mirror http://b.example/file.bin?sig=REDACTED dropped: it refused a request (HTTP 403)")
+        #expect(drop?.warning.message == "mirror http://b.example/file.bin?sig=REDACTED dropped: it refused a request (HTTP 403)")
         // Already dropped: nothing more to do.
         #expect(set.exclude(Self.b, why: "again") == nil)
         #expect(set.exclude(Self.m, why: "gone")?.id == Self.m)
@@ -179,7 +179,7 @@ struct SourceSetTests {
         }
         let drops = set.slowSources(running: [], now: 2)
         #expect(drops.map(\.id) == [Self.m, Self.a])
-        #expect(drops.first?.message.hasPrefix("main URL \(Self.main) dropped: it delivers") == true)
+        #expect(drops.first?.warning.message.hasPrefix("main URL \(Self.main) dropped: it delivers") == true)
         #expect(set.pick(maximumPerSource: 16) == Self.b)
         // A single source is never judged slow.
         var single = Self.set(mirrors: 0)

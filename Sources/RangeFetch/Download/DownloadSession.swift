@@ -53,10 +53,7 @@ final class DownloadSession {
         self.options = options
         self.cancellation = cancellation
         self.sharing = sharing
-        // Warnings name URLs: never with a password or signature in them.
-        let emit: @Sendable (DownloadEvent) -> Void = { event in
-            if case .warning(let message) = event { emit(.warning(Redaction.text(message))) } else { emit(event) }
-        }
+        // Warnings name URLs only redacted (``DownloadWarning/message``).
         self.emit = emit
         source = SourceResolver(url: url, options: options, cancellation: cancellation, loop: loop, sharing: sharing, emit: emit)
         mirrors = MirrorAgreement(url: url, options: options, cancellation: cancellation, loop: loop, emit: emit)
@@ -83,7 +80,7 @@ final class DownloadSession {
                 // next round (re-probed) starts from zero unless the server is back at it.
                 restarts += 1
                 restarting = true
-                emit(.warning("\(error.message); downloading the new version from the start (restart \(restarts) of \(Self.maximumRestarts))"))
+                emit(.warning(.restartingChangedFile(reason: error.message, restart: restarts, of: Self.maximumRestarts)))
                 remote = try probe()
             } catch where error.code == .remoteChanged {
                 throw DownloadError(error.code, "\(error.message) — it changed \(restarts + 1) times during the download; try again later", remedy: error.remedy)
@@ -100,7 +97,7 @@ final class DownloadSession {
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
         if !remote.isSegmentable && remote.decodingWarning == nil {
             let why = remote.acceptsRanges ? "did not say how large the file is" : "does not serve byte ranges"
-            emit(.warning("\(Redaction.url(url)): the server \(why), so the download is one stream on one connection, and an interruption starts it over"))
+            emit(.warning(.oneStream(url: Redaction.url(url), why: why)))
         }
         let followsLink = OutputPaths.followsLink(options.destination, options: options)
         if !followsLink, options.destination != .standardOutput {
@@ -140,7 +137,7 @@ final class DownloadSession {
                 try DownloadError.withSystemCalls { () throws(SystemCallError) in
                     try FileSystem.durableRename(paths.final, to: paths.partial)
                 }
-                emit(.warning("continuing from the \(prefixBytes) bytes already in \(paths.final)"))
+                emit(.warning(.continuingExistingFile(bytes: prefixBytes, path: paths.final)))
                 adoptedPrefix = prefixBytes
             }
         }
@@ -161,7 +158,7 @@ final class DownloadSession {
                 return try files.run(remote: remote, size: size, segments: segments, mode: .ranged, file: file,
                                      store: store, paths: paths, expected: expected)
             } catch where error.code == .rangesNotHonoured {
-                emit(.warning("\(error.message); downloading as one stream"))
+                emit(.warning(.rangesAbandoned(reason: error.message)))
             }
         }
         store.remove()
@@ -186,7 +183,7 @@ final class DownloadSession {
             mirrors.resumedUnchecked = unchecked
             return segments
         case .startOver(let segments, let reason):
-            if let reason { emit(.warning("\(reason); starting over")) }
+            if let reason { emit(.warning(.startingOver(reason: reason))) }
             try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.truncate(to: 0) }
             return segments
         }

@@ -52,7 +52,7 @@ final class MirrorAgreement {
                                                               fetcher: fetcher) else { continue }
             distrusted.insert(mirror)
             let bytes = extents.reduce(Int64(0)) { $0 + $1.count }
-            emit(.warning("mirror \(Redaction.url(mirror)) dropped: the bytes it sent at \(bad.httpRangeSpec) differ from the main URL's; its \(extents.count) range\(extents.count == 1 ? "" : "s") (\(ByteCount.format(bytes))) are fetched again"))
+            emit(.warning(.mirrorDistrusted(url: Redaction.url(mirror), range: bad, ranges: extents.count, bytes: bytes)))
             refetch += extents
         }
         // Checked: the next round's journal holds only what its own mirrors deliver.
@@ -66,7 +66,7 @@ final class MirrorAgreement {
     /// named in a warning, with why.
     func agreeing(with primary: RemoteFile) -> [RemoteFile] {
         guard !options.mirrors.isEmpty, let size = primary.size, primary.isSegmentable else {
-            if !options.mirrors.isEmpty { emit(.warning("\(Redaction.url(url)) serves no byte ranges: its mirrors are not used")) }
+            if !options.mirrors.isEmpty { emit(.warning(.mirrorsUnusedWithoutRanges(url: Redaction.url(url)))) }
             return []
         }
         let fetcher = SmallGet(request: options.request, cancellation: cancellation, loop: loop)
@@ -75,7 +75,7 @@ final class MirrorAgreement {
         for range in samples {
             guard let answer = try? fetcher.fetch(Source(remote: primary).requestURL, range: range),
                   Self.isExactSample(answer, of: range, from: primary) else {
-                emit(.warning("\(Redaction.url(url)): could not read the bytes mirrors are compared with; the mirrors are not used"))
+                emit(.warning(.mirrorsUnusedWithoutReference(url: Redaction.url(url))))
                 return []
             }
             reference.append(answer.body)
@@ -87,11 +87,11 @@ final class MirrorAgreement {
             do {
                 let remote = try prober.probe(mirror)
                 guard remote.size == size else {
-                    emit(.warning("mirror \(name) left out: it has \(remote.size.map { "\($0) bytes" } ?? "no known size"), the main URL \(size)"))
+                    emit(.warning(.mirrorLeftOut(url: name, why: "it has \(remote.size.map { "\($0) bytes" } ?? "no known size"), the main URL \(size)")))
                     continue
                 }
                 guard remote.isSegmentable else {
-                    emit(.warning("mirror \(name) left out: it serves no byte ranges"))
+                    emit(.warning(.mirrorLeftOut(url: name, why: "it serves no byte ranges")))
                     continue
                 }
                 var differs: ByteRange?
@@ -103,17 +103,17 @@ final class MirrorAgreement {
                     }
                 }
                 if let differs {
-                    emit(.warning("mirror \(name) left out: it serves other bytes than the main URL at bytes \(differs.httpRangeSpec)"))
+                    emit(.warning(.mirrorLeftOut(url: name, why: "it serves other bytes than the main URL at bytes \(differs.httpRangeSpec)")))
                     continue
                 }
                 agreed.append(remote)
             } catch {
-                emit(.warning("mirror \(name) left out: \(error.message)"))
+                emit(.warning(.mirrorLeftOut(url: name, why: error.message)))
             }
         }
         if !agreed.isEmpty, options.expectedDigests(for: primary).isEmpty, !saidSpotChecksOnly {
             saidSpotChecksOnly = true
-            emit(.warning("no checksum to prove the mirrors' bytes: each range they send is spot-checked against the main URL, which catches a mirror sending other ranges but not one changing a few bytes"))
+            emit(.warning(.mirrorsSpotCheckedOnly))
         }
         return agreed
     }

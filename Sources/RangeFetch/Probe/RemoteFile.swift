@@ -25,8 +25,8 @@ public struct RemoteFile: Sendable, Equatable, Codable {
 
     /// The warning owed to the user when the server encodes the file: what lands is the decoded
     /// body, fetched as one stream of unknown length. `nil` when the server sent identity.
-    public var decodingWarning: String? {
-        contentEncoding.map { "\(Redaction.url(Source(remote: self).requestURL)): server sends the file with Content-Encoding \($0) even when asked for identity; fetching it as one stream and saving the decoded bytes" }
+    public var decodingWarning: DownloadWarning? {
+        contentEncoding.map { .decodedStream(url: Redaction.url(Source(remote: self).requestURL), coding: $0) }
     }
 
     /// Whether the file can be fetched as parallel ranges.

@@ -6,7 +6,7 @@ public enum DownloadEvent: Sendable {
     case started(DownloadStart)
     case progress(DownloadProgress)
     case retrying(RetryNotice)
-    case warning(String)
+    case warning(DownloadWarning)
     /// A request ended (finished or failed); for detailed listings, at most one per request.
     case requestEnded(RequestEnd)
     case verified(DigestValue, source: String)

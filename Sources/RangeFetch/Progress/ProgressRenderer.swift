@@ -156,9 +156,10 @@ public enum ProgressRenderer {
             object.add("retry", notice.retry)
             object.add("delay_seconds", notice.delaySeconds, places: 2)
             object.add("reason", notice.reason)
-        case .warning(let message):
+        case .warning(let warning):
             object.add("event", "warning")
-            object.add("message", message)
+            object.add("kind", warning.kind)
+            object.add("message", warning.message)
         case .requestEnded(let end):
             object.add("event", "request")
             object.add("range", end.range.map { $0.isEmpty ? "" : $0.httpRangeSpec })

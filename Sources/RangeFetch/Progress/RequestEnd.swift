@@ -41,18 +41,3 @@ public struct RequestEnd: Sendable, Equatable {
     /// Bytes per second over the request's life.
     public var bytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds : 0 }
 }
-
-/// The warning a download reports when the scheduler replaces a slow connection, and a way to
-/// recognise it (front ends show it only when asked for detail: it is routine, not a problem).
-public enum SlowConnectionTakeover {
-    static func message(range: ByteRange, bytesPerSecond: Double) -> String {
-        "connection for bytes \(range.httpRangeSpec) was slow (\(ByteCount.format(Int64(bytesPerSecond)))/s on average); \(marker)"
-    }
-
-    private static let marker = "a fresh connection took over"
-
-    /// Whether a ``DownloadEvent/warning(_:)`` message is a slow-connection takeover.
-    public static func matches(_ message: String) -> Bool {
-        message.hasSuffix(marker)
-    }
-}

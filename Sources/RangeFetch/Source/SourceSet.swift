@@ -61,8 +61,8 @@ struct SourceSet: Sendable {
         /// Why, for the warning (`2 requests in a row failed (...)`).
         let reason: String
 
-        /// `mirror URL dropped: reason` (`main URL ...` for the main one).
-        var message: String { "\(id.isMain ? "main URL" : "mirror") \(url) dropped: \(reason)" }
+        /// What the download warns.
+        var warning: DownloadWarning { .sourceDropped(url: url, isMain: id.isMain, reason: reason) }
     }
 
     /// A mirror failing this many requests in a row is dropped.

@@ -7,7 +7,7 @@ enum EngineEvent: Sendable {
     /// A segment failed and will be retried.
     case retrying(RetryNotice)
     /// Something odd that did not stop the download.
-    case warning(String)
+    case warning(DownloadWarning)
     /// The prefix `[0, n)` is passed to `pwrite` (sent as writes complete, only for downloads
     /// with a ``EngineConfiguration/startLimit``: a stream follows it).
     case written(Int64)

@@ -53,7 +53,8 @@ final class EngineSources {
             sourceSet[source: id].progressed()
         }
         guard transfer.sawOtherETag, sourceSet[source: id].etagsSeenToDisagree() else { return }
-        report(.warning("\(sourceSet[source: id].userURL): servers disagree on the ETag (\(sourceSet[id].remote.etag ?? "") and \(transfer.head["etag"] ?? "")) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"))
+        report(.warning(.etagsDisagree(url: Redaction.url(sourceSet[source: id].userURL), probed: sourceSet[id].remote.etag ?? "",
+                                        seen: transfer.head["etag"] ?? "")))
     }
 
     /// A request failed (not fatally) for `why`: the source it went to, when that failed once
@@ -82,7 +83,8 @@ final class EngineSources {
         let id = transfer.sourceID
         switch sourceSet[source: id].refused(url: transfer.url, status: status, body: transfer.errorText) {
         case .reResolve:
-            report(.warning("\(sourceSet[source: id].userURL): the redirect target refused a request (HTTP \(status)\(said)), as an expired signed URL does; following the URL again for a fresh one"))
+            report(.warning(.reResolvingRedirect(url: Redaction.url(sourceSet[source: id].userURL), status: status,
+                                                 serverSaid: transfer.errorSummary)))
             return (true, nil, error)
         case .retry:
             return (true, nil, error)
@@ -110,13 +112,13 @@ final class EngineSources {
     func reportPushback(connections: Int) {
         guard let (how, id) = pushback else { return }
         pushback = nil
-        report(.warning("\(sourceSet[source: id].userURL): server refused connections (\(how)); continuing with at most \(connections) connection\(connections == 1 ? "" : "s")"))
+        report(.warning(.fewerConnections(url: Redaction.url(sourceSet[source: id].userURL), how: how, connections: connections)))
     }
 
     /// Warns that a source is dropped; returns its id.
     private func announce(_ drop: SourceSet.Drop?) -> SourceID? {
         guard let drop else { return nil }
-        report(.warning(drop.message))
+        report(.warning(drop.warning))
         return drop.id
     }
 }

@@ -222,7 +222,7 @@ final class TransferEngine: CurlLoopClient {
         if !takeover, let lease = configuration.lease, !lease.acquire(host: sources[.main].origin) { return false }
         if takeover {
             let speed = Double(transfer.bytesReceived) / max(now - transfer.startedAt, 0.001)
-            report(.warning(SlowConnectionTakeover.message(range: segment.outstanding, bytesPerSecond: speed)))
+            report(.warning(.slowConnectionReplaced(range: segment.outstanding, bytesPerSecond: speed)))
             detach(transfer)
         }
         let tail = book.add(ByteRange(cut, segment.state.range.upper))
@@ -341,7 +341,7 @@ final class TransferEngine: CurlLoopClient {
             budget.segmentProgressed()
         }
         if transfer.overlong {
-            report(.warning("\(Redaction.url(transfer.url)): server sent more bytes than the range \(transfer.requested?.httpRangeSpec ?? "") it announced; the excess was discarded"))
+            report(.warning(.overlongResponse(url: Redaction.url(transfer.url), range: transfer.requested)))
         }
         sources.learn(from: transfer)
         let failed = (result != CURLE_OK && !transfer.stoppedAtSegmentEnd) || transfer.failure != nil

@@ -1,0 +1,121 @@
+/// Something odd that did not stop a download, as a case a front end can switch on; ``message``
+/// words it for people. URLs in it are redacted (no password, token or signature).
+public enum DownloadWarning: Sendable, Equatable {
+    /// The file changed on the server (`reason`): the download starts again as its new version,
+    /// for the `restart`th time of at most `of`.
+    case restartingChangedFile(reason: String, restart: Int, of: Int)
+    /// The server applies the content coding `coding` although identity was asked for: the file
+    /// is fetched as one stream and saved decoded.
+    case decodedStream(url: String, coding: String)
+    /// The server cannot serve parallel ranges (it `why`, e.g. "does not say the file's size"):
+    /// one stream on one connection, and an interruption starts it over.
+    case oneStream(url: String, why: String)
+    /// Ranges stopped working during the download (`reason`): the rest comes as one stream.
+    case rangesAbandoned(reason: String)
+    /// A file already at the final path is continued: its first `bytes` are kept.
+    case continuingExistingFile(bytes: Int64, path: String)
+    /// The partial file cannot be resumed (`reason`): the download starts over.
+    case startingOver(reason: String)
+    /// A mirror's bytes at `range` differ from the main URL's: it is dropped, and its `ranges`
+    /// ranges (`bytes` bytes) are fetched again.
+    case mirrorDistrusted(url: String, range: ByteRange, ranges: Int, bytes: Int64)
+    /// Mirrors were given, but the main URL serves no byte ranges: they are not used.
+    case mirrorsUnusedWithoutRanges(url: String)
+    /// The main URL's bytes that mirrors are compared with could not be read: mirrors not used.
+    case mirrorsUnusedWithoutReference(url: String)
+    /// A mirror is left out before the download starts (`why`).
+    case mirrorLeftOut(url: String, why: String)
+    /// Mirrors are used but no checksum proves their bytes: each range they send is only
+    /// spot-checked against the main URL.
+    case mirrorsSpotCheckedOnly
+    /// A slow connection for `range` was replaced by a fresh one: routine (see ``isRoutine``).
+    case slowConnectionReplaced(range: ByteRange, bytesPerSecond: Double)
+    /// A server sent more bytes than the range it announced; the excess was discarded.
+    case overlongResponse(url: String, range: ByteRange?)
+    /// Servers disagree on the ETag (`probed`, `seen`) while size and Last-Modified agree: the
+    /// file is judged by size and date from then on.
+    case etagsDisagree(url: String, probed: String, seen: String)
+    /// A redirect target refused a request (HTTP `status`, the server's `serverSaid`) as an
+    /// expired signed URL does: the URL is followed again for a fresh one.
+    case reResolvingRedirect(url: String, status: Int, serverSaid: String?)
+    /// The server refused connections (`how`: `HTTP 503`, `connection refused or reset`): at most
+    /// `connections` from now on.
+    case fewerConnections(url: String, how: String, connections: Int)
+    /// A source (the main URL, `isMain`, or a mirror) is no longer used, for `reason`.
+    case sourceDropped(url: String, isMain: Bool, reason: String)
+    /// TLS certificates are not checked.
+    case certificatesUnchecked
+
+    /// Routine events a front end shows only when asked for detail.
+    public var isRoutine: Bool {
+        if case .slowConnectionReplaced = self { true } else { false }
+    }
+
+    /// The warning in words, one line.
+    public var message: String { Redaction.text(words) }
+
+    private var words: String {
+        switch self {
+        case .restartingChangedFile(let reason, let restart, let most):
+            "\(reason); downloading the new version from the start (restart \(restart) of \(most))"
+        case .decodedStream(let url, let coding):
+            "\(url): server sends the file with Content-Encoding \(coding) even when asked for identity; fetching it as one stream and saving the decoded bytes"
+        case .oneStream(let url, let why):
+            "\(url): the server \(why), so the download is one stream on one connection, and an interruption starts it over"
+        case .rangesAbandoned(let reason):
+            "\(reason); downloading as one stream"
+        case .continuingExistingFile(let bytes, let path):
+            "continuing from the \(bytes) bytes already in \(path)"
+        case .startingOver(let reason):
+            "\(reason); starting over"
+        case .mirrorDistrusted(let url, let range, let ranges, let bytes):
+            "mirror \(url) dropped: the bytes it sent at \(range.httpRangeSpec) differ from the main URL's; its \(ranges) range\(ranges == 1 ? "" : "s") (\(ByteCount.format(bytes))) are fetched again"
+        case .mirrorsUnusedWithoutRanges(let url):
+            "\(url) serves no byte ranges: its mirrors are not used"
+        case .mirrorsUnusedWithoutReference(let url):
+            "\(url): could not read the bytes mirrors are compared with; the mirrors are not used"
+        case .mirrorLeftOut(let url, let why):
+            "mirror \(url) left out: \(why)"
+        case .mirrorsSpotCheckedOnly:
+            "no checksum to prove the mirrors' bytes: each range they send is spot-checked against the main URL, which catches a mirror sending other ranges but not one changing a few bytes"
+        case .slowConnectionReplaced(let range, let bytesPerSecond):
+            "connection for bytes \(range.httpRangeSpec) was slow (\(ByteCount.format(Int64(bytesPerSecond)))/s on average); a fresh connection took over"
+        case .overlongResponse(let url, let range):
+            "\(url): server sent more bytes than the range \(range?.httpRangeSpec ?? "") it announced; the excess was discarded"
+        case .etagsDisagree(let url, let probed, let seen):
+            "\(url): servers disagree on the ETag (\(probed) and \(seen)) while size and Last-Modified agree; judging the file by size and Last-Modified, and sending If-Range by date"
+        case .reResolvingRedirect(let url, let status, let said):
+            "\(url): the redirect target refused a request (HTTP \(status)\(said.map { ", server said \($0)" } ?? "")), as an expired signed URL does; following the URL again for a fresh one"
+        case .fewerConnections(let url, let how, let connections):
+            "\(url): server refused connections (\(how)); continuing with at most \(connections) connection\(connections == 1 ? "" : "s")"
+        case .sourceDropped(let url, let isMain, let reason):
+            "\(isMain ? "main URL" : "mirror") \(url) dropped: \(reason)"
+        case .certificatesUnchecked:
+            "TLS certificates are not checked: anyone on the network path can read or change what is downloaded"
+        }
+    }
+
+    /// A short, stable name for scripts (`--json`'s `kind`), e.g. `slow_connection_replaced`.
+    public var kind: String {
+        switch self {
+        case .restartingChangedFile: "restarting_changed_file"
+        case .decodedStream: "decoded_stream"
+        case .oneStream: "one_stream"
+        case .rangesAbandoned: "ranges_abandoned"
+        case .continuingExistingFile: "continuing_existing_file"
+        case .startingOver: "starting_over"
+        case .mirrorDistrusted: "mirror_distrusted"
+        case .mirrorsUnusedWithoutRanges: "mirrors_unused_without_ranges"
+        case .mirrorsUnusedWithoutReference: "mirrors_unused_without_reference"
+        case .mirrorLeftOut: "mirror_left_out"
+        case .mirrorsSpotCheckedOnly: "mirrors_spot_checked_only"
+        case .slowConnectionReplaced: "slow_connection_replaced"
+        case .overlongResponse: "overlong_response"
+        case .etagsDisagree: "etags_disagree"
+        case .reResolvingRedirect: "re_resolving_redirect"
+        case .fewerConnections: "fewer_connections"
+        case .sourceDropped: "source_dropped"
+        case .certificatesUnchecked: "certificates_unchecked"
+        }
+    }
+}
