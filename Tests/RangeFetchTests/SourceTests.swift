@@ -17,6 +17,11 @@ struct SourceTests {
         (403, "", true), (401, "", true), (410, "", true), (404, "", false), (500, "", false),
         (400, "<Code>ExpiredToken</Code>", true), (400, "<Code>AuthenticationFailed</Code>", true),
         (400, "<Code>ExpiredRequest</Code>", true), (400, "bad request", false),
+        (400, "<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>", true),
+        // An access denial that is not about expiry, and "expired" outside any store error.
+        (400, "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>", false),
+        (400, "<html>your session expired</html>", false),
+        (400, "<Error><Code>InvalidArgument</Code><Message>Token expired at 12:00</Message></Error>", true),
     ])
     func refusalsThatMayMeanAnExpiredSignature(status: Int, body: String, expected: Bool) {
         #expect(Source.mayMeanExpiredSignature(status: status, body: body) == expected)

@@ -118,17 +118,13 @@ struct Source: Sendable, Equatable {
         return true
     }
 
-    /// 401, 403 and 410 from a signed URL mean it expired; a 400 only with a body that says so
-    /// (GCS `ExpiredToken`, Azure `AuthenticationFailed`, R2 `ExpiredRequest`, S3 "Request has
-    /// expired").
+    /// 401, 403 and 410 from a signed URL mean it expired; a 400 only with a store error body
+    /// that says so (``StoreError/saysExpired``).
     static func mayMeanExpiredSignature(status: Int, body: String) -> Bool {
         switch status {
         case 401, 403, 410: return true
-        case 400: return expiryMarkers.contains { body.contains($0) }
+        case 400: return StoreError(body: body)?.saysExpired ?? false
         default: return false
         }
     }
-
-    private static let expiryMarkers = ["ExpiredToken", "AuthenticationFailed", "ExpiredRequest", "Request has expired",
-                                        "AccessDenied", "expired"]
 }

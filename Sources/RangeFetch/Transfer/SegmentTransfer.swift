@@ -126,16 +126,7 @@ final class SegmentTransfer {
 
     /// What a store's XML error body says, e.g. `AccessDenied: Request has expired`; `nil`
     /// without one.
-    var errorSummary: String? {
-        let text = errorText
-        func element(_ name: String) -> String? {
-            guard let open = text.firstRange(of: "<\(name)>"),
-                  let close = text[open.upperBound...].firstRange(of: "</\(name)>") else { return nil }
-            return String(text[open.upperBound..<close.lowerBound].prefix(200))
-        }
-        guard let code = element("Code") else { return nil }
-        return element("Message").map { "\(code): \($0)" } ?? code
-    }
+    var errorSummary: String? { StoreError(body: errorText)?.summary }
 
     /// Keeps the start of an error response's body; returns how many bytes were taken (fewer
     /// than offered ends the transfer).
