@@ -100,10 +100,13 @@ final class BatchRun: Sendable {
         results.withLock { $0[index] = result }
     }
 
-    /// `error` with a message that names the entry: its line in the list and its URL.
+    /// `error` with a message that names the entry: its line in the list and its URL. A failure
+    /// about the entry's own URL (``DownloadError/url``) names it already, so only the line is
+    /// added; one about another URL (a mirror, a redirect target) or none gets both.
     static func naming(_ entry: BatchEntry, in error: DownloadError) -> DownloadError {
-        let subject = error.message.contains(entry.url) ? entry.origin : Manifest.describe(entry)
-        return DownloadError(error.code, subject.map { "\($0): \(error.message)" } ?? error.message, remedy: error.remedy)
+        let namesEntry = error.url != nil && error.url == Redaction.url(entry.url)
+        let subject = namesEntry ? entry.origin : Manifest.describe(entry)
+        return error.with(message: subject.map { "\($0): \(error.message)" } ?? error.message)
     }
 
     /// The entry's download options: the batch's, with its own name, directory, digests and

@@ -92,7 +92,7 @@ final class BenchConnection {
             if streamLimit != nil && remaining == nil {
                 reachedLimit = true
             } else {
-                failure = DownloadError(.protocolViolation, "\(url): server sent more than the \(slice?.count ?? 0) bytes asked for")
+                failure = DownloadError(.protocolViolation, "\(url): server sent more than the \(slice?.count ?? 0) bytes asked for", url: url)
             }
             return 0
         }

@@ -49,7 +49,7 @@ private struct Sweep {
     func run() throws(DownloadError) -> BenchReport {
         let remote = try Prober(request: plan.request, cancellation: cancellation, loop: CurlLoop()).probe(url)
         if remote.size == 0 {
-            throw DownloadError(.invalidOption, "\(url): the file is empty (0 bytes); there is nothing to measure")
+            throw DownloadError(.invalidOption, "\(url): the file is empty (0 bytes); there is nothing to measure", url: url)
         }
         var oneStreamReason: String?
         if !remote.acceptsRanges {
@@ -196,7 +196,8 @@ private final class BenchRound: CurlLoopClient {
                 failure = error
             } else if end.result == CURLE_OK || connection.isComplete {
                 if !connection.isComplete, connection.slice != nil {
-                    failure = DownloadError(.protocolViolation, "\(Redaction.url(connection.url)): response ended before the range was complete")
+                    failure = DownloadError(.protocolViolation, "\(Redaction.url(connection.url)): response ended before the range was complete",
+                                             url: connection.url)
                 }
                 connection.finishedAt = MonotonicTime.now()
             } else if connection.retries < maximumRetries, TransferFailure.isRetryableDuringTransfer(end.result) {

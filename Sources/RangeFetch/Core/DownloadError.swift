@@ -81,11 +81,26 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
     /// One line describing what failed, naming the URL, path, status or errno involved. URLs in
     /// it are redacted (``Redaction``): no password or signature.
     public let message: String
+    /// The URL of the request or source the failure is about, as ``message`` names it, redacted
+    /// (``Redaction/url(_:)``: no password or signature); `nil` when the failure is about no URL
+    /// (a local file, an option). A mirror's failure carries the mirror's URL, a failure after a
+    /// redirect the URL the request went to.
+    public let url: String?
 
-    init(_ code: Code, _ message: String, remedy: Remedy? = nil) {
+    init(_ code: Code, _ message: String, url: String? = nil, remedy: Remedy? = nil) {
         self.code = code
         self.message = Redaction.text(message)
+        self.url = url.map(Redaction.url)
         self.remedy = remedy
+    }
+
+    /// The same failure told by `message` (which should still name ``url``): its code, URL,
+    /// remedy and `Retry-After` are kept. Use it to add to or reword a message, so nothing but
+    /// the words changes.
+    func with(message: String) -> DownloadError {
+        var error = DownloadError(code, message, url: url, remedy: remedy)
+        error.retryAfterSeconds = retryAfterSeconds
+        return error
     }
 
     /// The broad class of this failure.

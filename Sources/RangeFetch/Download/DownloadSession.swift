@@ -83,7 +83,7 @@ final class DownloadSession {
                 emit(.warning(.restartingChangedFile(reason: error.message, restart: restarts, of: Self.maximumRestarts)))
                 remote = try probe()
             } catch where error.code == .remoteChanged {
-                throw DownloadError(error.code, "\(error.message) — it changed \(restarts + 1) times during the download; try again later", remedy: error.remedy)
+                throw error.with(message: "\(error.message) — it changed \(restarts + 1) times during the download; try again later")
             }
         }
     }
@@ -116,7 +116,7 @@ final class DownloadSession {
                                     followsLink: followsLink)
         try OutputPaths.checkFinalPath(paths.final)
         if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority, url: url) {
-            throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other.index + 1) of this batch (\(other.url)); give one of them another name (out=)")
+            throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other.index + 1) of this batch (\(other.url)); give one of them another name (out=)", url: url)
         }
         let store = JournalStore(path: paths.journal)
         let expected = options.expectedDigests(for: remote)

@@ -82,7 +82,7 @@ extension Downloader {
     /// digest of the file and is not used). Folder markers (keys ending in `/`) are left out.
     public func s3Entries(_ prefixURL: String) async throws(DownloadError) -> [BatchEntry] {
         guard let location = (try? SourceAddress(prefixURL))?.s3, location.isPrefix else {
-            throw DownloadError(.invalidURL, "\(prefixURL): not an s3://BUCKET/PREFIX/ URL")
+            throw DownloadError(.invalidURL, "\(prefixURL): not an s3://BUCKET/PREFIX/ URL", url: prefixURL)
         }
         var options = self.options
         let configuration: S3Configuration

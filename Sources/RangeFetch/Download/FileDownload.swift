@@ -101,7 +101,7 @@ struct FileDownload {
             } catch {
                 store?.remove()
                 try? file.rename(to: paths.rejected)
-                throw DownloadError(error.code, "\(error.message); the bytes received were kept as \(paths.rejected)", remedy: error.remedy)
+                throw error.with(message: "\(error.message); the bytes received were kept as \(paths.rejected)")
             }
             verified = actual
             verificationSeconds = MonotonicTime.now() - lastByteAt

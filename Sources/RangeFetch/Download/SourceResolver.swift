@@ -39,7 +39,7 @@ struct SourceResolver {
             return (url, options)
         }
         guard !location.isPrefix else {
-            throw DownloadError(.invalidURL, "\(url) names a prefix, not an object", remedy: .fetchPrefixAsBatch)
+            throw DownloadError(.invalidURL, "\(url) names a prefix, not an object", url: url, remedy: .fetchPrefixAsBatch)
         }
         var options = options
         let configuration: S3Configuration
@@ -94,6 +94,6 @@ struct SourceResolver {
               let answer = try? S3Client(configuration: configuration, request: options.request, cancellation: cancellation,
                                          loop: loop).get(url),
               let detail = S3Client.errorDetail(answer.body) else { return error }
-        return DownloadError(error.code, "\(error.message); S3 said \(detail)", remedy: error.remedy)
+        return error.with(message: "\(error.message); S3 said \(detail)")
     }
 }

@@ -99,7 +99,7 @@ struct StreamDownload {
             do {
                 try DigestCheck.compare(expected: expected, actual: verified, path: target.name)
             } catch {
-                throw DownloadError(error.code, "\(error.message); \(target.name) has already received these bytes", remedy: error.remedy)
+                throw error.with(message: "\(error.message); \(target.name) has already received these bytes")
             }
             for (want, source) in expected { emit(.verified(want, source: source)) }
         }

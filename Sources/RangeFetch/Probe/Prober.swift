@@ -26,7 +26,7 @@ struct Prober {
         if status == 206 {
             guard let contentRange = get.response.contentRange, contentRange.range == ByteRange(0, 1) else {
                 throw DownloadError(.protocolViolation,
-                                    "\(url): server answered a request for byte 0 with Content-Range \(get.response["content-range"] ?? "(none)")")
+                                    "\(url): server answered a request for byte 0 with Content-Range \(get.response["content-range"] ?? "(none)")", url: url)
             }
             file.acceptsRanges = true
             file.size = contentRange.completeLength

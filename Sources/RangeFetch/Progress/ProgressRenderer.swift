@@ -193,9 +193,12 @@ public enum ProgressRenderer {
         return object
     }
 
-    /// The JSON line for a failure.
+    /// The JSON line for a failure: its category, message and exit code, and the URL it is
+    /// about (``DownloadError/url``, redacted) when there is one.
     public static func json(error: DownloadError, exitCode: Int32) -> String {
-        errorObject(error, exitCode: exitCode, event: "error").text
+        var object = errorObject(error, exitCode: exitCode, event: "error")
+        if let url = error.url { object.add("url", url) }
+        return object.text
     }
 
     static func errorObject(_ error: DownloadError, exitCode: Int32, event: String) -> JSONObject {

@@ -78,7 +78,9 @@ struct MirrorSpotCheck {
                 if answer == nil { references = references.dropFirst() }
             }
             guard let answer else {
-                throw DownloadError(.protocolViolation, "could not read bytes \(slice.httpRangeSpec) of the main URL to check a mirror's bytes against (\(refusal))", remedy: .runAgainToResume)
+                let main = referenceURLs.first
+                throw DownloadError(.protocolViolation, "could not read bytes \(slice.httpRangeSpec) of the main URL\(main.map { " \($0)" } ?? "") to check a mirror's bytes against (\(refusal))",
+                                    url: main, remedy: .runAgainToResume)
             }
             var local = [UInt8](repeating: 0, count: Int(slice.count))
             let read = try? local.withUnsafeMutableBytes { buffer throws(SystemCallError) in

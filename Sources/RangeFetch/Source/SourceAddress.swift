@@ -38,7 +38,7 @@ public struct SourceAddress: Sendable, Equatable {
         if Self.hasS3Scheme(text) {
             let location = S3Location(bucketAndKey: text.dropFirst(Self.s3Prefix.count))
             guard !location.bucket.isEmpty else {
-                throw DownloadError(.invalidURL, "\(Redaction.url(text)): no bucket (expected s3://BUCKET/KEY)")
+                throw DownloadError(.invalidURL, "\(Redaction.url(text)): no bucket (expected s3://BUCKET/KEY)", url: text)
             }
             kind = .s3(location)
         } else {
@@ -50,7 +50,7 @@ public struct SourceAddress: Sendable, Equatable {
     /// - Throws: as ``init(_:)``, and `unsupportedScheme` for an `s3://` URL too.
     public static func http(_ text: String) throws(DownloadError) -> SourceAddress {
         if hasS3Scheme(text) {
-            throw DownloadError(.unsupportedScheme, "\(Redaction.url(text)): an s3:// URL cannot be used here (expected http:// or https://)")
+            throw DownloadError(.unsupportedScheme, "\(Redaction.url(text)): an s3:// URL cannot be used here (expected http:// or https://)", url: text)
         }
         return SourceAddress(text: text, kind: .http(try httpParts(text, expected: "http:// or https://")))
     }
@@ -100,14 +100,14 @@ public struct SourceAddress: Sendable, Equatable {
         let shown = Redaction.url(text)
         guard let marker = text.firstRange(of: "://"), !text[..<marker.lowerBound].isEmpty,
               text[..<marker.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else {
-            throw DownloadError(.invalidURL, "\(shown): not a URL (expected \(expected))")
+            throw DownloadError(.invalidURL, "\(shown): not a URL (expected \(expected))", url: text)
         }
         let scheme = text[..<marker.lowerBound].lowercased()
         guard scheme == "http" || scheme == "https" else {
-            throw DownloadError(.unsupportedScheme, "\(shown): unsupported scheme '\(scheme)' (expected \(expected))")
+            throw DownloadError(.unsupportedScheme, "\(shown): unsupported scheme '\(scheme)' (expected \(expected))", url: text)
         }
         guard let parts = URLParts(text), !parts.host.isEmpty else {
-            throw DownloadError(.invalidURL, "\(shown): malformed URL (expected \(expected) followed by a host)")
+            throw DownloadError(.invalidURL, "\(shown): malformed URL (expected \(expected) followed by a host)", url: text)
         }
         return parts
     }

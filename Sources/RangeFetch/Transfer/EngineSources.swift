@@ -93,9 +93,11 @@ final class EngineSources {
                 return (true, drop, error)
             }
             if transfer.url == sourceSet[source: id].userURL && sourceSet[source: id].resolutions > 0 {
-                return (false, nil, DownloadError(error.code, "\(sourceSet[source: id].userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked", remedy: error.remedy))
+                let userURL = sourceSet[source: id].userURL
+                return (false, nil, DownloadError(error.code, "\(userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked",
+                                                  url: userURL, remedy: error.remedy))
             }
-            return (false, nil, DownloadError(error.code, error.message + said, remedy: error.remedy))
+            return (false, nil, error.with(message: error.message + said))
         }
     }
 

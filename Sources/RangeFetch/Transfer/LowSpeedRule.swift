@@ -100,7 +100,8 @@ extension LowSpeedRule {
             } else if let speed = transfer.lowSpeed.check(now: now, bytes: transfer.bytesReceived, floor: floor,
                                                           windowSeconds: windowSeconds) {
                 let message = Self.slowMessage(url: transfer.url, speed: speed, floor: floor, seconds: windowSeconds)
-                slow.append((transfer, DownloadError(.transport(curlCode: Int32(CURLE_OPERATION_TIMEDOUT.rawValue)), message)))
+                slow.append((transfer, DownloadError(.transport(curlCode: Int32(CURLE_OPERATION_TIMEDOUT.rawValue)), message,
+                                                     url: transfer.url)))
             }
         }
         return slow

@@ -116,10 +116,10 @@ struct ResponseHead: Sendable {
     /// `Content-Length` that is no length.
     func malformation(url: String) -> DownloadError? {
         if exceededLimits {
-            return DownloadError(.protocolViolation, "\(url): server sent response headers over \(ResponseLimits.maximumHeadBytes >> 10) KiB or \(ResponseLimits.maximumHeadLines) lines; refusing the response")
+            return DownloadError(.protocolViolation, "\(url): server sent response headers over \(ResponseLimits.maximumHeadBytes >> 10) KiB or \(ResponseLimits.maximumHeadLines) lines; refusing the response", url: url)
         }
         if let invalid = invalidContentLength {
-            return DownloadError(.protocolViolation, "\(url): server sent an unusable Content-Length '\(ResponseLimits.quoted(invalid))' (not a byte count up to 4 EiB)")
+            return DownloadError(.protocolViolation, "\(url): server sent an unusable Content-Length '\(ResponseLimits.quoted(invalid))' (not a byte count up to 4 EiB)", url: url)
         }
         return nil
     }
@@ -134,11 +134,11 @@ struct ResponseHead: Sendable {
             // Only a signed (S3) request comes back with a redirect unfollowed: its signature and
             // token must not go along to another host.
             let target = self["location"].map { " to \(Redaction.url($0))" } ?? ""
-            return DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status), a redirect\(target); signed requests are not followed elsewhere (an S3 bucket in another region answers this way: set AWS_REGION or the endpoint to the bucket's)")
+            return DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status), a redirect\(target); signed requests are not followed elsewhere (an S3 bucket in another region answers this way: set AWS_REGION or the endpoint to the bucket's)", url: url)
         }
         var error = DownloadError(.httpStatus(status), "\(url): server answered HTTP \(status)\(Prober.reason(status))"
                                   + (range.map { " for range \($0.httpRangeSpec)" } ?? "")
-                                  + (status >= 400 ? PresignedURL.expiredNote(url).map { "; \($0)" } ?? "" : ""))
+                                  + (status >= 400 ? PresignedURL.expiredNote(url).map { "; \($0)" } ?? "" : ""), url: url)
         error.retryAfterSeconds = RetryPolicy.retryAfterSeconds(self["retry-after"])
         if status == 401 { error.remedy = .giveCredentials }
         return error
@@ -146,13 +146,13 @@ struct ResponseHead: Sendable {
 
     /// A 2xx answer to a request for `asked` that is not a `206`: the server sends the whole file.
     func ignoredRangeError(url: String) -> DownloadError? {
-        status == 206 ? nil : DownloadError(.rangesNotHonoured, "\(url): server ignored the Range header (HTTP \(status))")
+        status == 206 ? nil : DownloadError(.rangesNotHonoured, "\(url): server ignored the Range header (HTTP \(status))", url: url)
     }
 
     /// A `206` whose `Content-Range` is not exactly `asked` of a `size`-byte file.
     func contentRangeError(asked: ByteRange, size: Int64?, url: String) -> DownloadError? {
         if let contentRange, contentRange.range == asked, contentRange.completeLength == size { return nil }
-        return DownloadError(.protocolViolation, "\(url): asked for bytes \(asked.httpRangeSpec), server sent Content-Range '\(self["content-range"] ?? "none")'")
+        return DownloadError(.protocolViolation, "\(url): asked for bytes \(asked.httpRangeSpec), server sent Content-Range '\(self["content-range"] ?? "none")'", url: url)
     }
 }
 

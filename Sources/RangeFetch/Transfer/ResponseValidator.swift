@@ -42,16 +42,16 @@ struct ResponseValidator: Sendable {
         if identity(head) == .otherETag && head.status == 200 {
             // Another origin did not know the ETag sent in If-Range and sent the whole file: the
             // retry sends the Last-Modified date instead (see Source).
-            return .retry(DownloadError(.protocolViolation, "\(url): another origin answered with ETag \(head["etag"] ?? "") and the whole file; asking again with If-Range by date"), after: nil)
+            return .retry(DownloadError(.protocolViolation, "\(url): another origin answered with ETag \(head["etag"] ?? "") and the whole file; asking again with If-Range by date", url: url), after: nil)
         }
         if let ignored = head.ignoredRangeError(url: url) { return .oneStream(ignored) }
         if let coding = head.contentEncoding {
             // Ranges of an encoded body are not ranges of the file: fall back to one decoded stream.
-            return .oneStream(DownloadError(.rangesNotHonoured, "\(url): server sent Content-Encoding \(coding) for a range; ranges of an encoded body are not ranges of the file"))
+            return .oneStream(DownloadError(.rangesNotHonoured, "\(url): server sent Content-Encoding \(coding) for a range; ranges of an encoded body are not ranges of the file", url: url))
         }
         if let mismatch = head.contentRangeError(asked: asked, size: remote.size, url: url) {
             if let total = head.contentRange?.completeLength, total != remote.size {
-                return .restartWhole(DownloadError(.remoteChanged, "\(url): file size changed on the server from \(remote.size ?? 0) to \(total) bytes."))
+                return .restartWhole(DownloadError(.remoteChanged, "\(url): file size changed on the server from \(remote.size ?? 0) to \(total) bytes.", url: url))
             }
             return .retry(mismatch, after: nil)
         }
@@ -66,7 +66,7 @@ struct ResponseValidator: Sendable {
 
     private func statusVerdict(_ status: Int, error: DownloadError, errorBody: String) -> ResponseVerdict {
         if status == 416 {
-            return .restartWhole(DownloadError(.remoteChanged, "\(remote.url): range \(asked?.httpRangeSpec ?? "") not satisfiable; the file on the server changed (was \(remote.size ?? 0) bytes)."))
+            return .restartWhole(DownloadError(.remoteChanged, "\(remote.url): range \(asked?.httpRangeSpec ?? "") not satisfiable; the file on the server changed (was \(remote.size ?? 0) bytes).", url: remote.url))
         }
         if Source.mayMeanExpiredSignature(status: status, body: errorBody) {
             return toUserURL ? .excludeSource(error, status: status) : .reResolve(error, status: status)
@@ -84,13 +84,13 @@ struct ResponseValidator: Sendable {
         let url = remote.url
         if identity(head) == .changed {
             if let expected = remote.etag, let actual = head["etag"], expected != actual {
-                return DownloadError(.remoteChanged, "\(url): file changed on the server (ETag \(expected) became \(actual), Last-Modified \(remote.lastModified ?? "none") became \(head["last-modified"] ?? "none"))")
+                return DownloadError(.remoteChanged, "\(url): file changed on the server (ETag \(expected) became \(actual), Last-Modified \(remote.lastModified ?? "none") became \(head["last-modified"] ?? "none"))", url: url)
             }
-            return DownloadError(.remoteChanged, "\(url): file changed on the server (Last-Modified \(remote.lastModified ?? "none") became \(head["last-modified"] ?? "none"))")
+            return DownloadError(.remoteChanged, "\(url): file changed on the server (Last-Modified \(remote.lastModified ?? "none") became \(head["last-modified"] ?? "none"))", url: url)
         }
         if asked == nil, head.status == 200, let size = remote.size, let length = head.contentLength,
            !head.hasContentEncoding, length != size {
-            return DownloadError(.remoteChanged, "\(url): file size changed on the server from \(size) to \(length) bytes.")
+            return DownloadError(.remoteChanged, "\(url): file size changed on the server from \(size) to \(length) bytes.", url: url)
         }
         return nil
     }

@@ -41,7 +41,7 @@ extension SegmentTransfer {
     func shortEnd(result: CURLcode, proxy: String?) -> DownloadError {
         let url = Redaction.url(url)
         guard result != CURLE_OK else {
-            return DownloadError(.protocolViolation, "\(url): connection closed after \(bytesReceived) of \(requested?.count ?? segment.state.range.count) bytes")
+            return DownloadError(.protocolViolation, "\(url): connection closed after \(bytesReceived) of \(requested?.count ?? segment.state.range.count) bytes", url: url)
         }
         return TransferFailure.responseHead(result, head: head, detail: easy.errorDetail, url: url)
             ?? TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: proxy)

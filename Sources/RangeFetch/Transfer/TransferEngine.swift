@@ -284,7 +284,7 @@ final class TransferEngine: CurlLoopClient {
                        blame: RetryBudget.Blame = .segment) throws(DownloadError) {
         switch budget.charge(blame, segmentTries: &segment.triesWithoutProgress, receivedBytes: book.receivedBytes) {
         case .giveUp(let tries):
-            throw DownloadError(error.code, "\(error.message) — gave up after \(tries) tries", remedy: error.remedy)
+            throw error.with(message: "\(error.message) — gave up after \(tries) tries")
         case .retry(let tries):
             let jitter = Double.random(in: 0...1, using: &randomState)
             let delay = configuration.retry.delay(beforeRetry: tries, retryAfterSeconds: retryAfter, jitter: jitter)
@@ -348,9 +348,12 @@ final class TransferEngine: CurlLoopClient {
         if failed, transfer.failure?.isFatal != true,
            let drop = sources.failed(transfer, why: transfer.failure?.error.message ?? transfer.easy.errorDetail ?? result.explanation) {
             // A source that fails again and again is dropped; the range goes to another source
-            // without spending its tries.
+            // without spending its tries. The retry names the dropped source's own failure.
             carryOut([drop])
-            try retry(segment, after: DownloadError(.transport(curlCode: 0), "source dropped"), retryAfter: 0, blame: .none)
+            let failure = transfer.failure?.error
+                ?? transfer.shortEnd(result: result, proxy: configuration.request.proxyInUse(for: transfer.url))
+            try retry(segment, after: failure.with(message: "\(failure.message); its source was dropped, the range goes to another"),
+                      retryAfter: 0, blame: .none)
             return
         }
         if !failed { sources.succeeded(transfer.sourceID) }

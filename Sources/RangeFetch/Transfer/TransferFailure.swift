@@ -24,11 +24,11 @@ enum TransferFailure {
         let detail = detail ?? ""
         switch code {
         case CURLE_OUT_OF_MEMORY where head.status != 0 && !head.isComplete:
-            return DownloadError(.protocolViolation, "\(url): server sent a response header line over 100 KiB (libcurl's limit); refusing the response")
+            return DownloadError(.protocolViolation, "\(url): server sent a response header line over 100 KiB (libcurl's limit); refusing the response", url: url)
         case CURLE_RECV_ERROR where detail.hasPrefix("Too large response headers"):
-            return DownloadError(.protocolViolation, "\(url): server sent response headers over libcurl's 300 KiB limit (\(detail))")
+            return DownloadError(.protocolViolation, "\(url): server sent response headers over libcurl's 300 KiB limit (\(detail))", url: url)
         case CURLE_WEIRD_SERVER_REPLY where detail.contains("Content-Length"):
-            return DownloadError(.protocolViolation, "\(url): server sent an unusable Content-Length (negative or not a number; libcurl: \(detail))")
+            return DownloadError(.protocolViolation, "\(url): server sent an unusable Content-Length (negative or not a number; libcurl: \(detail))", url: url)
         default:
             return nil
         }
@@ -59,6 +59,6 @@ enum TransferFailure {
         default: break
         }
         if let detail, !detail.isEmpty { message += " (\(detail))" }
-        return DownloadError(.transport(curlCode: raw), message, remedy: remedy)
+        return DownloadError(.transport(curlCode: raw), message, url: url, remedy: remedy)
     }
 }

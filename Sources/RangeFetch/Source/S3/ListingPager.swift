@@ -23,7 +23,7 @@ struct ListingPager {
     mutating func next(_ token: String?) throws(DownloadError) -> String? {
         guard let token else { return nil }
         guard followed.insert(token).inserted else {
-            throw DownloadError(.protocolViolation, "listing \(what): the server sent the same continuation token twice, after \(followed.count) pages; stopping rather than asking for the same page forever")
+            throw DownloadError(.protocolViolation, "listing \(what): the server sent the same continuation token twice, after \(followed.count) pages; stopping rather than asking for the same page forever", url: what)
         }
         return token
     }

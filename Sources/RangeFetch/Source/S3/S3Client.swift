@@ -27,12 +27,13 @@ struct S3Client {
     func list(bucket: String, prefix: String) throws(DownloadError) -> [Object] {
         var objects: [Object] = []
         var token: String?
-        var pager = ListingPager(what: "s3://\(bucket)/\(prefix)")
+        let listing = "s3://\(bucket)/\(prefix)"
+        var pager = ListingPager(what: listing)
         repeat {
             let url = configuration.listURL(bucket: bucket, prefix: prefix, continuationToken: token)
             let (status, body) = try get(url)
-            guard status == 200 else { throw Self.error(status: status, body: body, what: "listing s3://\(bucket)/\(prefix)") }
-            let page = try Self.parseListing(body, what: "s3://\(bucket)/\(prefix)")
+            guard status == 200 else { throw Self.error(status: status, body: body, listing: listing) }
+            let page = try Self.parseListing(body, what: listing)
             objects += page.objects
             token = try pager.next(page.nextToken)
         } while token != nil
@@ -40,27 +41,28 @@ struct S3Client {
     }
 
     /// One ListObjectsV2 page: its objects and the token of the next page, if truncated.
+    /// `what` is the listing's `s3://BUCKET/PREFIX` URL, which errors name.
     static func parseListing(_ body: [UInt8], what: String) throws(DownloadError) -> (objects: [Object], nextToken: String?) {
         let result: XMLTree.Element
         do {
             result = try XMLTree.parse(body)
         } catch .noParser {
-            throw DownloadError(.missingLibrary, "\(what): reading the listing needs libxml2 (libxml2.so.2, Debian package libxml2), which could not be loaded")
+            throw DownloadError(.missingLibrary, "\(what): reading the listing needs libxml2 (libxml2.so.2, Debian package libxml2), which could not be loaded", url: what)
         } catch {
-            throw DownloadError(.protocolViolation, "\(what): the listing is not well-formed XML")
+            throw DownloadError(.protocolViolation, "\(what): the listing is not well-formed XML", url: what)
         }
         guard result.name == "ListBucketResult" else {
-            throw DownloadError(.protocolViolation, "\(what): the listing is not a ListBucketResult")
+            throw DownloadError(.protocolViolation, "\(what): the listing is not a ListBucketResult", url: what)
         }
         var objects: [Object] = []
         // Asked for with encoding-type=url; a server that ignores it sends keys as they are.
         let urlEncoded = result["EncodingType"]?.text == "url"
         for entry in result.all("Contents") {
             guard let raw = entry["Key"]?.text, let size = entry["Size"].flatMap({ Int64($0.text) }) else {
-                throw DownloadError(.protocolViolation, "\(what): a listed object has no Key or Size")
+                throw DownloadError(.protocolViolation, "\(what): a listed object has no Key or Size", url: what)
             }
             guard let key = urlEncoded ? ListingKeyDecoding.decode(raw) : raw else {
-                throw DownloadError(.protocolViolation, "\(what): a listed key is not valid URL encoding (\(raw))")
+                throw DownloadError(.protocolViolation, "\(what): a listed key is not valid URL encoding (\(raw))", url: what)
             }
             let etag = entry["ETag"]?.text.replacingQuotes
             objects.append(Object(key: key, size: size, etag: etag))
@@ -68,15 +70,16 @@ struct S3Client {
         let truncated = result["IsTruncated"]?.text == "true"
         let token = result["NextContinuationToken"]?.text
         if truncated && (token ?? "").isEmpty {
-            throw DownloadError(.protocolViolation, "\(what): the listing is truncated but gives no continuation token")
+            throw DownloadError(.protocolViolation, "\(what): the listing is truncated but gives no continuation token", url: what)
         }
         return (objects, truncated ? token : nil)
     }
 
-    /// A download error for an S3 answer with `status`, naming S3's error code and message.
-    static func error(status: Int, body: [UInt8], what: String) -> DownloadError {
+    /// A download error for an S3 answer with `status` to a request for `listing`
+    /// (`s3://BUCKET/PREFIX`), naming S3's error code and message.
+    static func error(status: Int, body: [UInt8], listing: String) -> DownloadError {
         let detail = errorDetail(body).map { ": S3 said \($0)" } ?? ""
-        return DownloadError(.httpStatus(status), "\(what): HTTP \(status)\(detail)")
+        return DownloadError(.httpStatus(status), "listing \(listing): HTTP \(status)\(detail)", url: listing)
     }
 
     /// `Code: Message` of an S3 error body, if it is one.
