@@ -42,6 +42,15 @@ struct RetryBudgetTests {
         #expect(decisions == test.expected)
     }
 
+    /// With one try allowed, a failure that is not the segment's (a dropped source, a fresh
+    /// signed URL) is still retried; its own failure is not.
+    @Test func oneTryStillSurvivesFailuresThatAreNotTheSegments() {
+        var budget = RetryBudget(maximumTries: 1, maximumConnections: 4)
+        var tries = 0
+        #expect(budget.charge(.none, segmentTries: &tries, receivedBytes: 0) == .retry(tries: 1))
+        #expect(budget.charge(.segment, segmentTries: &tries, receivedBytes: 0) == .giveUp(tries: 1))
+    }
+
     /// Many segments failing with no byte arriving anywhere: the download gives up once the
     /// failures reach tries + connections, though no one segment reached its limit.
     @Test func downloadWideFailuresGiveUp() {

@@ -52,8 +52,10 @@ struct RetryBudget {
         case .pushback: segmentTries = progressed ? 1 : segmentTries + 1
         case .none: break
         }
-        if blame != .none { failuresWithoutProgress += 1 }
         let tries = max(1, segmentTries)
+        // Not the segment's fault: bounded elsewhere (a source's re-resolutions, the sources left).
+        guard blame != .none else { return .retry(tries: tries) }
+        failuresWithoutProgress += 1
         if tries >= maximumTries || failuresWithoutProgress >= maximumTries + maximumConnections {
             return .giveUp(tries: tries)
         }
