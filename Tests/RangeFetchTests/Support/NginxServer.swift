@@ -22,15 +22,10 @@ final class NginxServer {
     ///   - tlsProtocols: nginx's `ssl_protocols` (TLS 1.2 and 1.3, as CDNs offer, unless told).
     init(docroot: String, slowRate: String = "4m", certificate: (cert: String, key: String)? = nil,
          http2: Bool = false, tlsProtocols: String = "TLSv1.2 TLSv1.3") throws {
-        guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile) else {
-            throw TestFailure("nginx is not installed: run scripts/test.sh, which installs it")
-        }
         prefix = try TemporaryDirectory("rf-nginx")
         self.docroot = docroot
         port = try freeLoopbackPort()
         let p = prefix.path
-        try FileManager.default.createDirectory(atPath: p + "/tmp", withIntermediateDirectories: true)
-        let user = getuid() == 0 ? "user root;" : ""
         var tlsServer = ""
         if let certificate {
             let tls = try freeLoopbackPort()
@@ -47,18 +42,8 @@ final class NginxServer {
             }
             """
         }
-        let config = """
-        \(user)
-        worker_processes 2;
-        pid \(p)/nginx.pid;
-        error_log \(p)/error.log warn;
-        events { worker_connections 512; }
-        http {
-            log_format ranges '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range" $connection';
-            access_log \(p)/access.log ranges;
+        let http = """
             log_format tls '$connection $server_protocol $ssl_session_reused $status $body_bytes_sent $ssl_protocol';
-            client_body_temp_path \(p)/tmp; proxy_temp_path \(p)/tmp; fastcgi_temp_path \(p)/tmp;
-            uwsgi_temp_path \(p)/tmp; scgi_temp_path \(p)/tmp;
             sendfile on;
             default_type application/octet-stream;
             server {
@@ -69,10 +54,35 @@ final class NginxServer {
                 location /redirect/ { rewrite ^/redirect/(.*)$ /$1 redirect; }
             }
             \(tlsServer)
+        """
+        process = try Self.launch(prefix: p, port: port, http: http)
+    }
+
+    /// Starts an nginx in `prefix` whose `http` block holds `http` after the common lines: the
+    /// access log (`access.log`, format `ranges`), temporary paths inside `prefix`, root's
+    /// worker user when run as root. Waits until it listens on `port`.
+    static func launch(prefix p: String, port: Int, http: String) throws -> Process {
+        guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile) else {
+            throw TestFailure("nginx is not installed: run scripts/test.sh, which installs it")
+        }
+        try FileManager.default.createDirectory(atPath: p + "/tmp", withIntermediateDirectories: true)
+        let user = getuid() == 0 ? "user root;" : ""
+        let config = """
+        \(user)
+        worker_processes 2;
+        pid \(p)/nginx.pid;
+        error_log \(p)/error.log warn;
+        events { worker_connections 512; }
+        http {
+            log_format ranges '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range" $connection';
+            access_log \(p)/access.log ranges;
+            client_body_temp_path \(p)/tmp; proxy_temp_path \(p)/tmp; fastcgi_temp_path \(p)/tmp;
+            uwsgi_temp_path \(p)/tmp; scgi_temp_path \(p)/tmp;
+        \(http)
         }
         """
         try config.write(toFile: p + "/nginx.conf", atomically: true, encoding: .utf8)
-        process = try TestProcess.startServer(nginx, ["-p", p, "-c", p + "/nginx.conf", "-g", "daemon off;"], port: port) {
+        return try TestProcess.startServer(nginx, ["-p", p, "-c", p + "/nginx.conf", "-g", "daemon off;"], port: port) {
             ": " + ((try? String(contentsOfFile: p + "/error.log", encoding: .utf8)) ?? "")
         }
     }
@@ -102,7 +112,12 @@ final class NginxServer {
 
     /// Parsed access log lines, in order.
     func accessLog() -> [LogEntry] {
-        let text = (try? String(contentsOfFile: prefix.path + "/access.log", encoding: .utf8)) ?? ""
+        Self.accessLog(prefix: prefix.path)
+    }
+
+    /// Parsed lines of the `access.log` in an nginx prefix started by ``launch(prefix:port:http:)``.
+    static func accessLog(prefix: String) -> [LogEntry] {
+        let text = (try? String(contentsOfFile: prefix + "/access.log", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ", maxSplits: 4)
             guard fields.count >= 4, let status = Int(fields[2]), let bytes = Int64(fields[3]) else { return nil }
