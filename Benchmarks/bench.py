@@ -16,7 +16,9 @@ Batch sections (many files, rangefetch -i against aria2c -i):
   many         BENCH_MANY_FILES (1000) files of 64 KiB from nginx, 16 at once: files per second, RSS
   batchcapped  8 files of 128 MiB through the capped relay, 16 connections in all
 Sections for rangefetch alone: journal (checkpoint cost), checksum (incremental SHA-256 cost),
-hash (digest throughput against sha256sum, openssl and md5sum).
+hash (digest throughput against sha256sum, openssl and md5sum), fleet (BENCH_FLEET_CLIENTS
+processes at once straight to nginx, then through nginx's slice cache cold and warm: wall time of
+the whole fleet and the bytes the origin served, from its access log; docs/fleet.md).
 
 How a number is made, so that tools are compared under the same conditions:
   * the output directory is on disk (bench.sh refuses tmpfs); the served file is read once before
@@ -38,7 +40,8 @@ hash), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
 RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there),
 DIRECT_HTTPS_URL, DIRECT_H2_URL, CAPPED_HTTPS_URL, CAPPED_H2_URL, WAN_HTTPS_URL, WAN_H2_URL,
 TLS_CA (the servers' self-signed certificate), ACCESS_LOG, WAN_ACCESS_LOG (nginx's access logs,
-whose last two fields are the TCP connection number and the protocol).
+whose last two fields are the TCP connection number and the protocol), FLEET_CACHE_URL (the
+caching nginx in front of DIRECT_URL's nginx), BENCH_FLEET_CLIENTS (4).
 """
 
 import json
@@ -78,6 +81,8 @@ MIRROR_URLS = os.environ.get("MIRROR_URLS", "").split()  # a second capped mirro
 TLS_CA = os.environ.get("TLS_CA", "")
 ACCESS_LOG = os.environ.get("ACCESS_LOG", "")
 WAN_ACCESS_LOG = os.environ.get("WAN_ACCESS_LOG", "")
+FLEET_CACHE_URL = os.environ.get("FLEET_CACHE_URL", "")  # nginx's slice cache in front of DIRECT_URL's nginx
+FLEET_CLIENTS = int(os.environ.get("BENCH_FLEET_CLIENTS", "4"))
 
 TARGET_NAME = "file.bin"
 TARGET = os.path.join(OUT, TARGET_NAME)
@@ -582,6 +587,115 @@ def batch_capped_section():
                   [f"Ceiling: {budget} x {RATE_MIB} MiB/s = {budget * float(RATE_MIB):.0f} MiB/s."])
 
 
+# -- a fleet pulling one file ---------------------------------------------------------------------
+
+def origin_bytes(offset, name):
+    """Body bytes the origin nginx logged for /name after offset (its access log's 4th field)."""
+    with open(ACCESS_LOG, "rb") as handle:
+        handle.seek(offset)
+        text = handle.read().decode(errors="replace")
+    fields = (line.split() for line in text.splitlines())
+    return sum(int(f[3]) for f in fields if len(f) >= 4 and f[1] == "/" + name and f[3].isdigit())
+
+
+def fleet_run(url, outputs):
+    """Starts one rangefetch per output at once and waits for all of them: a Sample with the
+    fleet's wall time (first start to last exit), the CPU seconds of all and the largest RSS.
+    Each process has its own group, so a timeout or our own stop takes every one along."""
+    errors = [os.path.join(WORK, f"fleet-{index}.err") for index in range(len(outputs))]
+    started = time.monotonic()
+    pending = {}
+    cpu, rss_kib, failures = 0.0, 0, []
+    try:
+        for output, error in zip(outputs, errors):
+            with open(error, "w") as handle:
+                process = subprocess.Popen([RF, "-q"] + RF_FLAGS + ["-o", output, url], stdout=subprocess.DEVNULL,
+                                           stderr=handle, start_new_session=True)
+            pending[process.pid] = (process, error)
+        finished = started
+        while pending:
+            for pid in list(pending):
+                done, status, usage = os.wait4(pid, os.WNOHANG)
+                if not done:
+                    continue
+                process, error = pending.pop(pid)
+                process.returncode = os.waitstatus_to_exitcode(status)
+                finished = time.monotonic()
+                cpu += usage.ru_utime + usage.ru_stime
+                rss_kib = max(rss_kib, usage.ru_maxrss)
+                if process.returncode != 0:
+                    message = next((line.strip() for line in open(error) if line.strip()), "no message")
+                    failures.append(f"exit {process.returncode}: {message[:200]}")
+            if pending and time.monotonic() - started > TIMEOUT_SECONDS:
+                raise RunFailed(f"timed out after {TIMEOUT_SECONDS:.0f} s")
+            time.sleep(0.01)
+    finally:
+        for process, _ in pending.values():
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    if failures:
+        raise RunFailed(f"{len(failures)} of {len(outputs)} clients failed, first: {failures[0]}")
+    return Sample(finished - started, cpu, rss_kib / 1024)
+
+
+def fleet_section():
+    """N clients at once straight to the origin, then through the slice cache cold (a name the
+    cache has not seen: a hard link to the file per round) and warm (the same name again)."""
+    clients = FLEET_CLIENTS
+    size = os.path.getsize(SOURCE)
+    outputs = [os.path.join(OUT, f"client-{index + 1}.bin") for index in range(clients)]
+    cache = FLEET_CACHE_URL.rstrip("/")
+    rows = [Row(f"{clients} x rangefetch, straight to the origin", "rangefetch", True),
+            Row(f"{clients} x rangefetch through the slice cache, cold", "rangefetch", True),
+            Row(f"{clients} x rangefetch through the slice cache, warm", "rangefetch", True)]
+    served = {row.label: [] for row in rows}
+    say()
+    say(f"running fleet: {clients} clients at once, {len(rows)} set-ups x {RUNS} runs, alternating")
+    warm(SOURCE)
+    directory, source_name = os.path.split(SOURCE)
+    for index in range(RUNS):
+        name = f"fleet-{os.getpid()}-{index + 1}.bin"
+        os.link(SOURCE, os.path.join(directory, name))
+        urls = [f"{DIRECT_URL.rsplit('/', 1)[0]}/{source_name}", f"{cache}/{name}", f"{cache}/{name}"]
+        for row, url in zip(rows, urls):
+            if row.error:
+                continue
+            clean()
+            offset = log_size(ACCESS_LOG)
+            try:
+                sample = fleet_run(url, outputs)
+            except RunFailed as failure:
+                row.error = f"run {index + 1}: {failure}"
+                say(f"  {row.label}: failed, {row.error}")
+                continue
+            sample.bytes_ok = same_files([(SOURCE, output) for output in outputs])
+            time.sleep(0.1)  # nginx logs a request when its response ends
+            served[row.label].append(origin_bytes(offset, url.rsplit("/", 1)[1]))
+            if not sample.bytes_ok:
+                row.bad_runs.append(index + 1)
+            row.samples.append(sample)
+            print(f"  run {index + 1}/{RUNS} {row.label}: {sample.wall_s:.2f} s, origin served "
+                  f"{served[row.label][-1] / size:.2f}x the file" + ("" if sample.bytes_ok else "  BYTES DIFFER"),
+                  flush=True)
+    clean()
+    notes = [f"{clients} rangefetch processes (default -n) started together, each writing its own copy; wall time "
+             "is the first start to the last exit; CPU is all of them; MiB/s counts every client's bytes.",
+             "The cache is nginx's proxy_cache with slice 8m, proxy_cache_key $uri$slice_range and proxy_cache_lock "
+             "on, on the same machine as the origin (docs/fleet.md); cold: a name the cache has not seen, warm: the "
+             "same name again right after.",
+             "Everything is on loopback, where the origin is no bottleneck and the cache is one more hop; the figure "
+             "that carries over to a real fleet is the origin's bytes, which a shared uplink divides the time by."]
+    for row in rows:
+        if served[row.label]:
+            every = ", ".join(f"{value / size:.2f}" for value in served[row.label])
+            notes.append(f"{row.label}: the origin served {statistics.median(served[row.label]) / size:.2f}x "
+                         f"the file (median; every run: {every}).")
+    table("fleet", f"A fleet pulling one file: {clients} clients at once, {size // MIB} MiB each, "
+          "straight to the origin and through a slice cache", rows, size * clients, notes, baselines=False,
+          extra={"kind": "fleet", "clients": clients,
+                 "origin_bytes": {row.label: served[row.label] for row in rows}})
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 def first_line(argv):
@@ -654,6 +768,8 @@ def main():
         checksum_section()
     if wanted("hash"):
         hash_section()
+    if "rangefetch" in TOOL_NAMES and FLEET_CACHE_URL and wanted("fleet"):
+        fleet_section()
 
     report["sections"] = sections
     if RESULTS_DIR:

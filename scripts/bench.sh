@@ -16,9 +16,12 @@
 #                              tens of seconds each (default BENCH_RUNS)
 #   BENCH_ONLY (all)           comma list: unthrottled,capped,wan (plain HTTP), their HTTPS twins
 #                              unthrottled-https,unthrottled-h2,capped-https,capped-h2,wan-https,wan-h2
-#                              (or https for all six), many,batchcapped,mirrors,stream,journal,checksum,hash
+#                              (or https for all six), many,batchcapped,mirrors,stream,journal,checksum,hash,
+#                              fleet
 #   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
 #   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
+#   BENCH_FLEET_CLIENTS (4)    rangefetch processes at once in the fleet section (each writes a
+#                              copy of the BENCH_SIZE_MB file)
 #   BENCH_TOOLS                subset of "curl aria2c axel rangefetch"
 #   BENCH_RATE_MIB (25)        the capped scenario's limit per TCP connection, MiB/s
 #   BENCH_WAN_RATE_MBIT (400), BENCH_WAN_DELAY_MS (20, round trip), BENCH_WAN_LOSS_PCT (0.1),
@@ -89,6 +92,7 @@ cleanup() {
     [ "${#relay_pids[@]}" -gt 0 ] && kill "${relay_pids[@]}" 2>/dev/null || true
     rf_nginx_stop "$work/nginx-wan"
     rf_wan_down "$work/wan"
+    rf_nginx_stop "$work/nginx-cache"
     rf_nginx_stop "$work/nginx"
     rm -rf "$work"
 }
@@ -148,6 +152,13 @@ if wants mirrors; then
     relay_pids+=("$!")
     mirror_urls="http://127.0.0.1:$mirror_port/file.bin http://127.0.0.1:$slow_port/file.bin http://127.0.0.1:$(rf_free_port)/file.bin"
 fi
+cache_url=""
+if wants fleet; then
+    # The fleet's cache (docs/fleet.md): nginx's slice cache in front of the same nginx.
+    cache_port=$(rf_free_port)
+    rf_nginx_cache_start "$work/nginx-cache" "$cache_port" "http://127.0.0.1:$port" 8m
+    cache_url="http://127.0.0.1:$cache_port"
+fi
 sleep 0.2
 
 wan_url="" wan_tls1_url="" wan_tls2_url=""
@@ -173,7 +184,7 @@ ACCESS_LOG="$work/nginx/access.log" WAN_ACCESS_LOG="$work/nginx-wan/access.log" 
 WAN_URL="$wan_url" WAN_SOURCE="$work/www/wan.bin" WAN_NETNS="$RF_WAN_CLIENT_NS" \
 WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR="$results" \
 MANY_DIR="$(wants many && echo "$work/www/many")" MANY_URL="http://127.0.0.1:$port/many" \
-BATCH_SOURCE="$work/www/part.bin" MIRROR_URLS="$mirror_urls" \
+BATCH_SOURCE="$work/www/part.bin" MIRROR_URLS="$mirror_urls" FLEET_CACHE_URL="$cache_url" \
 BATCH_URLS="$(wants batchcapped && for i in $(seq 1 "$batch_files"); do echo "http://127.0.0.1:$relay_port/part$i.bin"; done)" \
     python3 Benchmarks/bench.py &
 # In the background and waited for, so that a SIGTERM reaches our trap at once (bash runs traps

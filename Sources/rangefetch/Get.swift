@@ -271,6 +271,9 @@ struct NetworkOptions: ParsableArguments {
     @Option(name: .customLong("proxy"), help: ArgumentHelp("Send every request through this proxy (http://, https://, socks5h://), instead of what http_proxy, https_proxy and all_proxy say; --proxy '' uses none. Example: --proxy http://proxy.lan:3128", valueName: "url"))
     var proxy: String?
 
+    @Option(name: .customLong("proxy-header"), help: ArgumentHelp("Extra header for the proxy only, never the origin (curl's --proxy-header), repeatable: sent on the CONNECT of an https tunnel and with each request a plain http proxy forwards; not sent without a proxy. For a cache key hint or a Dragonfly tag. Example: --proxy-header 'X-Dragonfly-Tag: models'", valueName: "header"))
+    var proxyHeaders: [String] = []
+
     @Option(name: .customLong("noproxy"), help: ArgumentHelp("Hosts to reach directly, not through the proxy (comma-separated, like no_proxy). Example: --noproxy localhost,.internal", valueName: "hosts"))
     var noProxy: String?
 
@@ -305,6 +308,9 @@ struct NetworkOptions: ParsableArguments {
         for header in headers {
             if let problem = RequestOptions.headerProblem(header) { throw ValidationError("-H/--header \(problem)") }
         }
+        for header in proxyHeaders {
+            if let problem = RequestOptions.headerProblem(header) { throw ValidationError("--proxy-header \(problem)") }
+        }
         guard speedTime >= 1 && speedTime <= 3600 else { throw ValidationError("--speed-time must be between 1 and 3600 seconds") }
         if ipv4 && ipv6 { throw ValidationError("use either -4 or -6, not both") }
         for entry in resolve where entry.split(separator: ":", omittingEmptySubsequences: false).count < 3 {
@@ -332,6 +338,7 @@ struct NetworkOptions: ParsableArguments {
         // curl's variables for a CA bundle, then OpenSSL's.
         options.request.caCertificatePath = caCertificate ?? Environment.value("CURL_CA_BUNDLE") ?? Environment.value("SSL_CERT_FILE")
         options.request.proxy = proxy
+        options.request.proxyHeaders = proxyHeaders
         options.request.noProxy = noProxy
         options.request.netrc = netrc || netrcFile != nil
         options.request.netrcFile = netrcFile

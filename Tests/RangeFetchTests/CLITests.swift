@@ -53,6 +53,8 @@ final class CLITests {
         (["http://[::1/x"], "malformed"),
         (["-H", "Authorization Bearer s3cr3tt0ken", "http://127.0.0.1/x"], "'Authorization …'"),
         (["-H", "X-A: 1\r\nX-Injected: 2", "http://127.0.0.1/x"], "line break"),
+        (["--proxy-header", "X-Tag: 1\r\nX-Injected: 2", "http://127.0.0.1/x"], "--proxy-header a header line cannot contain a line break"),
+        (["--proxy-header", "Proxy-Authorization Basic s3cr3tt0ken", "http://127.0.0.1/x"], "--proxy-header takes 'Name: value' (got 'Proxy-Authorization …')"),
     ]
 
     @Test(arguments: usageErrors)

@@ -20,15 +20,22 @@ Paths
                             included), "requests", "body_bytes", "by_status": {"206": n, ...},
                             "log": [{"method", "path", "query", "range", "if_range", "status",
                             "bytes", "etag", "host", "auth", "connection", "accept_encoding",
-                            "accept_encoding_lines"}, ...]}
+                            "accept_encoding_lines", "headers"}, ...]}
                             "path" is without the query; "bytes" = body bytes actually sent
                             (chunked framing excluded); "etag" is null for non-content answers;
                             "auth" ("cookie") tells whether an Authorization (Cookie) header came; "connection"
                             numbers TCP connections (same number = keep-alive reuse);
                             "accept_encoding" is the request's Accept-Encoding (null when absent),
-                            "accept_encoding_lines" how many such header lines came. A request is
+                            "accept_encoding_lines" how many such header lines came; "headers"
+                            every header field of the request (lower-cased name -> value, repeated
+                            lines joined with ", "). A request is
                             logged once its response is finished (or broken off). Control
                             endpoints are not logged.
+  CONNECT 127.0.0.1:PORT    a proxy's tunnel (https through a proxy): 200, then bytes relayed both
+                            ways until either side closes; only to 127.0.0.1 (else 403). Logged
+                            once the tunnel is open: method CONNECT, path "127.0.0.1:PORT", its
+                            headers, bytes 0. Requests in absolute form (http://host/path, a
+                            plain proxy's) are answered as any other.
   /movedbucket/KEY          an S3 endpoint whose bucket lives elsewhere: 301 to /data/4096/moved.bin
                             at host "localhost" (another origin).
   /loopingbucket            an S3 ListObjectsV2 listing whose every page is truncated with the same
@@ -548,6 +555,16 @@ class Plan:
         self.rate = None         # bytes/second
         self.stall_after = None  # body bytes before the stall
         self.stall_seconds = 0.0
+
+
+def request_headers(message):
+    """A request's header fields for the log: lower-cased name -> value (repeated lines joined
+    with ", ")."""
+    fields = {}
+    for name, value in message.items():
+        key = name.lower()
+        fields[key] = fields[key] + ", " + value if key in fields else value
+    return fields
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1154,7 +1171,47 @@ class Handler(BaseHTTPRequestHandler):
             "connection": self.connection_id,
             "accept_encoding": self.headers.get("Accept-Encoding"),
             "accept_encoding_lines": len(self.headers.get_all("Accept-Encoding") or []),
+            "headers": request_headers(self.headers),
         })
+
+    def do_CONNECT(self):
+        """A proxy's tunnel, to a port on 127.0.0.1 only: logged (with its headers) once open."""
+        self.response_etag = None
+        self.faults, self.key = Faults(""), self.path
+        host, _, port = self.path.rpartition(":")
+        if host not in ("127.0.0.1", "localhost") or not port.isdigit():
+            self.simple(403, b"CONNECT goes to 127.0.0.1 only\n")
+            return
+        try:
+            upstream = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+        except OSError:
+            self.simple(502, b"cannot connect\n")
+            return
+        self.send_response(200, "Connection established")
+        self.end_headers()
+        self.wfile.flush()
+        self.record(200, 0)
+        self.close_connection = True
+
+        def pump(source, target):
+            try:
+                while data := source.recv(65536):
+                    target.sendall(data)
+            except OSError:
+                pass
+            finally:
+                try:
+                    target.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+
+        upstream.settimeout(None)
+        self.connection.settimeout(None)
+        back = threading.Thread(target=pump, args=(upstream, self.connection), daemon=True)
+        back.start()
+        pump(self.connection, upstream)
+        back.join()
+        upstream.close()
 
 
 # ---------------------------------------------------------------------------------------------

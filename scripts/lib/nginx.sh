@@ -85,3 +85,53 @@ rf_nginx_stop() {
     done
     kill -KILL "$pid" 2>/dev/null || true
 }
+
+# rf_nginx_cache_start DIR PORT ORIGIN [SLICE]: a caching reverse proxy on 127.0.0.1:PORT in front
+# of ORIGIN (http://HOST:PORT): nginx's proxy_cache with the slice module, as docs/fleet.md
+# explains. Every client's ranges are served from SLICE-sized pieces (8m unless told) that are
+# fetched from ORIGIN once, whoever asks first; the others wait for them (proxy_cache_lock).
+# Config, logs, pid and the cache in DIR; stop it with rf_nginx_stop DIR.
+rf_nginx_cache_start() {
+    local dir=$1 port=$2 origin=$3 slice=${4:-8m}
+    mkdir -p "$dir/tmp" "$dir/cache"
+    local user=""
+    [ "$(id -u)" -eq 0 ] && user="user root;"
+    cat >"$dir/nginx.conf" <<CONF
+$user
+worker_processes 2;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 1024; }
+http {
+    log_format ranges '\$request_method \$uri \$status \$body_bytes_sent "\$http_range" \$connection \$server_protocol';
+    access_log $dir/access.log ranges;
+    client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
+    uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
+    proxy_cache_path $dir/cache levels=1:2 keys_zone=fleet:10m max_size=10g inactive=1h use_temp_path=off;
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            slice $slice;
+            proxy_cache fleet;
+            proxy_cache_key \$uri\$slice_range;
+            proxy_set_header Range \$slice_range;
+            proxy_cache_valid 200 206 1h;
+            proxy_cache_lock on;
+            proxy_cache_lock_timeout 10m;
+            proxy_cache_lock_age 10m;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_pass $origin;
+        }
+    }
+}
+CONF
+    /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf"
+    local i
+    for i in $(seq 1 100); do
+        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+        sleep 0.05
+    done
+    echo "the caching nginx did not start on 127.0.0.1:$port (see $dir/error.log)" >&2
+    return 1
+}

@@ -41,6 +41,12 @@ public struct RequestOptions: Sendable, Equatable {
     /// A proxy for every request (`http://`, `https://`, `socks5h://` …), instead of what the
     /// `http_proxy`/`https_proxy`/`all_proxy` variables say; `""` uses none.
     public var proxy: String?
+    /// Header lines, `Name: value`, sent to the proxy only, never to the origin (curl's
+    /// `--proxy-header`): on the `CONNECT` that opens an `https` tunnel, and on each request an
+    /// `http` proxy forwards. For a proxy's own business, such as a cache key hint or a P2P
+    /// daemon's tag; with no proxy in use they are not sent at all. Lines in ``headers`` never go
+    /// on a `CONNECT`.
+    public var proxyHeaders: [String] = []
     /// Hosts reached directly, not through a proxy (comma-separated, as `no_proxy`).
     public var noProxy: String?
     /// Read login and password for a host from a netrc file when the URL and ``credentials``
@@ -134,6 +140,10 @@ public struct RequestOptions: Sendable, Equatable {
         if let caCertificatePath { easy.set(CURLOPT_CAINFO, caCertificatePath) }
         if let proxy { easy.set(CURLOPT_PROXY, proxy) }
         if let noProxy { easy.set(CURLOPT_NOPROXY, noProxy) }
+        // Separate lists (libcurl's default since 7.42.1, set so it cannot change under us):
+        // the proxy lines go to the proxy only, the origin's lines never on a CONNECT.
+        easy.set(CURLOPT_HEADEROPT, Int(CURLHEADER_SEPARATE))
+        if !proxyHeaders.isEmpty { easy.setList(CURLOPT_PROXYHEADER, proxyHeaders) }
         if !resolve.isEmpty { easy.setList(CURLOPT_RESOLVE, resolve) }
         if !connectTo.isEmpty { easy.setList(CURLOPT_CONNECT_TO, connectTo) }
         switch ipVersion {

@@ -75,6 +75,8 @@ final class FaultServer {
             var cookie: Bool?
             /// The request's `Host` header.
             var host: String?
+            /// Every header field of the request: lower-cased name -> value.
+            var headers: [String: String]?
         }
         var requests: Int
         var body_bytes: Int64

@@ -20,17 +20,16 @@ final class NginxServer {
     ///   - certificate: PEM certificate and key paths for an extra `https` server.
     ///   - http2: whether that server offers HTTP/2 by ALPN (HTTP/1.1 clients still get 1.1).
     ///   - tlsProtocols: nginx's `ssl_protocols` (TLS 1.2 and 1.3, as CDNs offer, unless told).
+    ///   - loggedHeader: a request header field whose value both servers log (``headerLog()``).
     init(docroot: String, slowRate: String = "4m", certificate: (cert: String, key: String)? = nil,
-         http2: Bool = false, tlsProtocols: String = "TLSv1.2 TLSv1.3") throws {
-        guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile) else {
-            throw TestFailure("nginx is not installed: run scripts/test.sh, which installs it")
-        }
+         http2: Bool = false, tlsProtocols: String = "TLSv1.2 TLSv1.3", loggedHeader: String? = nil) throws {
         prefix = try TemporaryDirectory("rf-nginx")
         self.docroot = docroot
         port = try freeLoopbackPort()
         let p = prefix.path
-        try FileManager.default.createDirectory(atPath: p + "/tmp", withIntermediateDirectories: true)
-        let user = getuid() == 0 ? "user root;" : ""
+        // nginx's variable for a field: lower case, dashes as underscores.
+        let headerVariable = loggedHeader.map { "$http_" + $0.lowercased().replacingOccurrences(of: "-", with: "_") }
+        let headerLog = headerVariable == nil ? "" : "access_log \(p)/header.log header;"
         var tlsServer = ""
         if let certificate {
             let tls = try freeLoopbackPort()
@@ -39,6 +38,7 @@ final class NginxServer {
             server {
                 listen 127.0.0.1:\(tls) ssl\(http2 ? " http2" : "");
                 access_log \(p)/tls-access.log tls;
+                \(headerLog)
                 ssl_session_cache shared:tls:1m;
                 ssl_protocols \(tlsProtocols);
                 ssl_certificate \(certificate.cert);
@@ -47,6 +47,34 @@ final class NginxServer {
             }
             """
         }
+        let http = """
+            log_format tls '$connection $server_protocol $ssl_session_reused $status $body_bytes_sent $ssl_protocol';
+            log_format header '$request_method $uri "\(headerVariable ?? "-")"';
+            sendfile on;
+            default_type application/octet-stream;
+            server {
+                listen 127.0.0.1:\(port);
+                access_log \(p)/access.log ranges;
+                \(headerLog)
+                root \(docroot);
+                location /norange/ { alias \(docroot)/; max_ranges 0; }
+                location /slow/ { alias \(docroot)/; limit_rate \(slowRate); }
+                location /redirect/ { rewrite ^/redirect/(.*)$ /$1 redirect; }
+            }
+            \(tlsServer)
+        """
+        process = try Self.launch(prefix: p, port: port, http: http)
+    }
+
+    /// Starts an nginx in `prefix` whose `http` block holds `http` after the common lines: the
+    /// access log (`access.log`, format `ranges`), temporary paths inside `prefix`, root's
+    /// worker user when run as root. Waits until it listens on `port`.
+    static func launch(prefix p: String, port: Int, http: String) throws -> Process {
+        guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile) else {
+            throw TestFailure("nginx is not installed: run scripts/test.sh, which installs it")
+        }
+        try FileManager.default.createDirectory(atPath: p + "/tmp", withIntermediateDirectories: true)
+        let user = getuid() == 0 ? "user root;" : ""
         let config = """
         \(user)
         worker_processes 2;
@@ -56,23 +84,13 @@ final class NginxServer {
         http {
             log_format ranges '$request_method $uri $status $body_bytes_sent "$http_range" "$http_if_range" $connection';
             access_log \(p)/access.log ranges;
-            log_format tls '$connection $server_protocol $ssl_session_reused $status $body_bytes_sent $ssl_protocol';
             client_body_temp_path \(p)/tmp; proxy_temp_path \(p)/tmp; fastcgi_temp_path \(p)/tmp;
             uwsgi_temp_path \(p)/tmp; scgi_temp_path \(p)/tmp;
-            sendfile on;
-            default_type application/octet-stream;
-            server {
-                listen 127.0.0.1:\(port);
-                root \(docroot);
-                location /norange/ { alias \(docroot)/; max_ranges 0; }
-                location /slow/ { alias \(docroot)/; limit_rate \(slowRate); }
-                location /redirect/ { rewrite ^/redirect/(.*)$ /$1 redirect; }
-            }
-            \(tlsServer)
+        \(http)
         }
         """
         try config.write(toFile: p + "/nginx.conf", atomically: true, encoding: .utf8)
-        process = try TestProcess.startServer(nginx, ["-p", p, "-c", p + "/nginx.conf", "-g", "daemon off;"], port: port) {
+        return try TestProcess.startServer(nginx, ["-p", p, "-c", p + "/nginx.conf", "-g", "daemon off;"], port: port) {
             ": " + ((try? String(contentsOfFile: p + "/error.log", encoding: .utf8)) ?? "")
         }
     }
@@ -102,7 +120,12 @@ final class NginxServer {
 
     /// Parsed access log lines, in order.
     func accessLog() -> [LogEntry] {
-        let text = (try? String(contentsOfFile: prefix.path + "/access.log", encoding: .utf8)) ?? ""
+        Self.accessLog(prefix: prefix.path)
+    }
+
+    /// Parsed lines of the `access.log` in an nginx prefix started by ``launch(prefix:port:http:)``.
+    static func accessLog(prefix: String) -> [LogEntry] {
+        let text = (try? String(contentsOfFile: prefix + "/access.log", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ", maxSplits: 4)
             guard fields.count >= 4, let status = Int(fields[2]), let bytes = Int64(fields[3]) else { return nil }
@@ -136,6 +159,18 @@ final class NginxServer {
                   let bytes = Int64(fields[4]) else { return nil }
             return TLSLogEntry(connection: connection, protocolName: String(fields[1]), sessionReused: fields[2] == "r",
                                status: status, bytes: bytes, tlsVersion: String(fields[5]))
+        }
+    }
+
+    /// The value of `loggedHeader` in each request either server answered, in order (`nil`: the
+    /// request had no such field).
+    func headerLog() -> [(method: String, path: String, value: String?)] {
+        let text = (try? String(contentsOfFile: prefix.path + "/header.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", maxSplits: 2)
+            guard fields.count == 3 else { return nil }
+            let value = String(fields[2].dropFirst().dropLast())
+            return (String(fields[0]), String(fields[1]), value == "-" ? nil : value)
         }
     }
 
