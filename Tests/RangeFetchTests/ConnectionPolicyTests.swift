@@ -21,8 +21,12 @@ struct ConnectionPolicyTests {
         Case(perConnection: 12 * mebibyte, path: 400e6, maximum: 64, visits: [4, 8, 32, 64, 32], settles: 32),
         // 6 MiB/s: 64 are needed, the default ceiling.
         Case(perConnection: 6 * mebibyte, path: 400e6, maximum: 64, visits: [4, 8, 32, 64], settles: 64),
-        // 25 MiB/s (the bench relay): the leap to 32 is cut back to the 16 its gain needs.
-        Case(perConnection: 25 * mebibyte, path: 400e6, maximum: 64, visits: [4, 8, 32, 16], settles: 16),
+        // 25 MiB/s (the bench relay) on a 400 MB/s path: the leap to 32 bought less than its
+        // linear gain but more than a doubling should, so 32 is kept.
+        Case(perConnection: 25 * mebibyte, path: 400e6, maximum: 64, visits: [4, 8, 32], settles: 32),
+        // 25 MiB/s on a 250 MB/s path: the leap to 32 bought little (x1.25), so it is cut
+        // back to the 10 or so the gain needs.
+        Case(perConnection: 25 * mebibyte, path: 250e6, maximum: 64, visits: [4, 8, 32, 10], settles: 10),
         // No cap: four connections fill the path.
         Case(perConnection: .infinity, path: 400e6, maximum: 64, visits: [4, 8, 4], settles: 4),
         // A given ceiling (--max-connections 40) is respected.

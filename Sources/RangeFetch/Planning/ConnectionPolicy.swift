@@ -32,9 +32,9 @@ struct ConnectionPolicy: Sendable {
         var uselessGain = 1.08
         /// A step that bought at least this fraction of the linear gain shows a clear
         /// per-connection cap: the next step quadruples (a leap), so a cap that needs 32 or 64
-        /// connections is reached in fewer measurement windows. A leap that buys less than
-        /// ``usefulGainFraction`` is cut back to the count its rate needs (the connections
-        /// before it times its gain, rounded up).
+        /// connections is reached in fewer measurement windows. A leap that buys less than a doubling
+        /// should (``usefulGainFraction`` of 2) is cut back to the count its rate needs (the
+        /// connections before it times its gain, rounded up).
         var linearGainFraction = 0.9
         /// Once settled, the aggregate is watched over windows at least this long (seconds)…
         var watchWindowSeconds = 0.5
@@ -142,8 +142,11 @@ struct ConnectionPolicy: Sendable {
                     return
                 }
                 if gain - 1 < growth.usefulGainFraction * (ideal - 1) {
-                    if ideal > 2 {
-                        // A leap past what pays: keep what the measured gain needs.
+                    if ideal > 2, gain - 1 < growth.usefulGainFraction {
+                        // A leap that bought less than a doubling should: keep what the measured
+                        // gain needs. (One that bought that much keeps its count: on a busy
+                        // machine the step is measured low, and a count cut too far costs more
+                        // than connections that are not all needed.)
                         let needed = Int((Double(previous.count) * gain).rounded(.up))
                         target = min(target, max(previous.count, needed))
                     }
