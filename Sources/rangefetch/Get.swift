@@ -45,8 +45,11 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"), transform: ConnectionCountArgument.parse)
     var connections = ConnectionCountArgument(count: .automatic)
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64; in a batch, the connections shared by all files (up to 1024). Example: --max-connections 32", valueName: "n"))
-    var maxConnections: Int = 16
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64 (default 64: behind a per-connection cap auto doubles past 16 while it pays); in a batch, the connections shared by all files (default 16, up to 1024). Example: --max-connections 32", valueName: "n"))
+    var maxConnectionsGiven: Int?
+
+    /// --max-connections for a batch: the connections all its files share.
+    var maxConnections: Int { maxConnectionsGiven ?? BatchOptions().maximumConnections }
 
     @Option(name: .customLong("min-segment"), help: ArgumentHelp("Never plan or split ranges below this size (K/M/G suffixes). By default ranges are planned no smaller than 1M, and near the end a busy range may be split down to 128K when that finishes sooner. Example: --min-segment 4M", valueName: "size"), transform: ByteCountArgument.minimumSegment)
     var minimumSegment: ByteCountArgument?
@@ -119,8 +122,8 @@ struct Get: AsyncParsableCommand {
             guard urls.count == 1 else {
                 throw ValidationError("give the URL to download (or -i FILE for a list of them)")
             }
-            guard DownloadOptions.connectionRange.contains(maxConnections) else {
-                throw ValidationError("--max-connections must be between 1 and 64 (got \(maxConnections))")
+            if let maxConnectionsGiven, !DownloadOptions.connectionRange.contains(maxConnectionsGiven) {
+                throw ValidationError("--max-connections must be between 1 and 64 (got \(maxConnectionsGiven))")
             }
         }
         try network.check()
@@ -178,7 +181,8 @@ struct Get: AsyncParsableCommand {
         }
         options.nameSource = contentDisposition ? .server : .givenURL
         options.connections = aria2Split.map { .fixed($0) } ?? connections.count
-        options.maximumConnections = maxConnections
+        // A batch sets its own (GetBatch: the connections its files share).
+        if let maxConnectionsGiven { options.maximumConnections = maxConnectionsGiven }
         // Per host: only when asked (a batch's default of 16 is in its budget), so -n 32 still
         // opens 32 connections to one server.
         if let perHost = aria2MaxPerHost?.perHost ?? maxConnectionsPerHost { options.maximumConnectionsPerHost = perHost }

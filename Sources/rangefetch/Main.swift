@@ -93,7 +93,7 @@ struct RangeFetchCommand: AsyncParsableCommand {
         Common options (rangefetch get --help lists every one; a config file can hold defaults):
           -o PATH, -o -, -O, -d DIR   where the file goes (- streams to stdout, in order)
           -J                          name it as the server says (by default: the URL's name)
-          -n N|auto                   parallel TCP connections (default auto, up to 16)
+          -n N|auto                   parallel TCP connections (default auto, up to 64)
           -c, --continue              take a file already at the path as the first bytes
           --checksum sha256=HEX       verify before the file is moved into place
           -i LIST, -j N               a list of URLs, N files at once

@@ -38,6 +38,22 @@ final class AdaptiveConnectionTests {
         #expect(bytes == (try server.expectedBytes(size: size)))
     }
 
+    /// With the default ceiling (64), a cap that 16 connections cannot fill is met with more:
+    /// 0.5 MB/s per connection, where 64 carry 32 MB/s.
+    @Test func growsPastSixteenWithTheDefaultCeiling() async throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let size: Int64 = 32 << 20
+        _ = try await targets(server.dataURL(size: size, name: "warm.bin"), maximum: 4, name: "warm.bin") // server cache
+        let seen = try await targets(server.dataURL(size: size, name: "slow.bin", "rate=500000"),
+                                     maximum: DownloadOptions().maximumConnections, name: "slow.bin")
+        #expect(seen.first == 4)
+        #expect((seen.max() ?? 0) >= 32, "targets: \(seen)")
+        #expect(seen.allSatisfy { $0 <= 64 })
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: out.file("slow.bin")))
+        #expect(bytes == (try server.expectedBytes(size: size)))
+    }
+
     @Test func staysLowOnAnUncappedLoopback() async throws {
         let www = try TemporaryDirectory("rf-auto-www")
         let nginx = try NginxServer(docroot: www.path)

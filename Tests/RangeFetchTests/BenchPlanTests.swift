@@ -67,6 +67,24 @@ struct BenchPlanTests {
         #expect(verdict.summary.contains("beyond 16"))
     }
 
+    /// A 400 MB/s path behind 12 or 6 MiB/s per connection (the sweep's default counts, past 16):
+    /// the knee is 32 where 64 adds nothing, 64 where it still doubles.
+    @Test(arguments: [(12.0, 32, "beyond 32"), (6.0, 64, "still growing at 64, the most connections a download opens")])
+    func cappedConnectionsPastSixteenAreRecommended(mebibytesPerSecond: Double, knee: Int, words: String) {
+        let counts = BenchPlan().connectionCounts
+        #expect(counts.last == DownloadOptions.connectionRange.upperBound)
+        let steps = counts.map { Self.step($0, min(Double($0) * mebibytesPerSecond * 1_048_576, 400e6)) }
+        let verdict = BenchVerdict(steps: steps)
+        #expect(verdict.recommendedConnections == knee)
+        #expect(verdict.limit == .perConnectionCap)
+        #expect(verdict.summary.contains(words), "\(verdict.summary)")
+        // The sweep would have gone that far: every step up to the knee still grew.
+        let rates = steps.map(\.medianBytesPerSecond)
+        for index in 1..<counts.count where counts[index] <= knee {
+            #expect(BenchPlan().shouldContinue(afterMedians: Array(rates[..<index])), "stopped before \(counts[index])")
+        }
+    }
+
     @Test func stillGrowingAtTheLastCountSaysMoreMayHelp() {
         let verdict = BenchVerdict(steps: [Self.step(1, 8e6), Self.step(2, 16e6), Self.step(4, 32e6)])
         #expect(verdict.recommendedConnections == 4)

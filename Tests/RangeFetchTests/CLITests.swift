@@ -42,6 +42,8 @@ final class CLITests {
         (["--speed-limit", "fast", "http://127.0.0.1/x"], "'--speed-limit <rate>': expected a rate like 1K, or 0 for none"),
         (["--print-digest", "crc32", "http://127.0.0.1/x"], "expected sha256, sha512, sha1 or md5"),
         (["-x", "99", "http://127.0.0.1/x"], "between 1 and 64, or a proxy URL"),
+        (["--max-connections", "65", "http://127.0.0.1/x"], "--max-connections must be between 1 and 64"),
+        (["--max-connections", "0", "-i", "/dev/null"], "between 1 and 1024 for a batch"),
         (["--shard", "2/2", "-i", "/dev/null"], "0 <= K < N"),
         (["--max-connections-per-host", "2000", "-i", "/dev/null"], "between 1 and 1024"),
         (["--checksum", "sha256=zz", "http://127.0.0.1/x"], "64 hex digits"),

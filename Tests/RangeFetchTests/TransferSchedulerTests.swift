@@ -103,8 +103,9 @@ struct TransferSchedulerTests {
         // 10 MB/s per connection on a 100 MB/s link: 8 is nearly all of it, 16 buys little.
         let link = SimulatedLink(perConnectionBytesPerSecond: 10e6, linkBytesPerSecond: 100e6)
         let outcome = link.run(Self.plan(size: 256 * Self.mebibyte, connections: 32), scheduler: Self.scheduler(.adaptive(maximum: 32)))
-        #expect(outcome.finalTarget >= 8 && outcome.finalTarget <= 16)
-        #expect(outcome.peakActive <= 16)
+        // 4 to 8 was linear, so auto leaps to 32 once, and cuts back to what the gain needs.
+        #expect(outcome.finalTarget >= 8 && outcome.finalTarget <= 16, "\(outcome.targets)")
+        #expect(outcome.peakActive <= 32)
     }
 
     @Test func autoNeverExceedsTheMaximum() {
@@ -128,6 +129,55 @@ struct TransferSchedulerTests {
         #expect(fixed.target == 7)
         for _ in 0..<10 { fixed.pushback() }
         #expect(fixed.target == 1)
+    }
+
+    // MARK: Past 16 (per-connection caps)
+
+    /// A 1 GiB download planned as the session plans it for `-n auto` at the default ceiling.
+    static var autoPlan: [ByteRange] {
+        plan(size: 1 << 30, connections: DownloadOptions().planningConnections)
+    }
+
+    /// A 400 MB/s path behind a per-connection cap of 12 or 6 MiB/s: 16 connections carry a
+    /// half or a quarter of it, so auto goes on doubling to 32-64 and is no slower than the best
+    /// of the fixed counts 16, 32 and 64 by more than 10% (its few doubling windows).
+    @Test(arguments: [12.0, 6.0])
+    func autoGrowsPastSixteenBehindAPerConnectionCap(mebibytesPerSecond: Double) {
+        let link = SimulatedLink(perConnectionBytesPerSecond: mebibytesPerSecond * Double(Self.mebibyte), linkBytesPerSecond: 400e6)
+        let ceiling = DownloadOptions().maximumConnections
+        let auto = link.run(Self.autoPlan, scheduler: Self.scheduler(.adaptive(maximum: ceiling)))
+        #expect((32...64).contains(auto.finalTarget), "settled at \(auto.finalTarget)")
+        #expect(auto.peakActive <= ceiling)
+        let best = [16, 32, 64].map { link.run(Self.plan(size: 1 << 30, connections: $0), scheduler: Self.scheduler(.fixed($0))).seconds }.min() ?? 0
+        #expect(auto.seconds <= best * 1.10, "auto \(auto.seconds) s, best fixed \(best) s")
+    }
+
+    @Test func autoStaysLowOnAnUncappedFastPath() {
+        let link = SimulatedLink(linkBytesPerSecond: 400e6)
+        let outcome = link.run(Self.autoPlan, scheduler: Self.scheduler(.adaptive(maximum: DownloadOptions().maximumConnections)))
+        #expect(outcome.finalTarget <= 8)
+        #expect(outcome.peakActive <= 8)
+    }
+
+    /// A server that serves 20 requests at once behind a 6 MiB/s cap: auto's step from 16 to
+    /// 32 is refused past 20, and it settles there, not growing again.
+    @Test func pushbackAtTwentySettlesAtOrBelowTwenty() {
+        var link = SimulatedLink(perConnectionBytesPerSecond: 6 * Double(Self.mebibyte), linkBytesPerSecond: 400e6)
+        link.refusesAbove = 20
+        let outcome = link.run(Self.autoPlan, scheduler: Self.scheduler(.adaptive(maximum: DownloadOptions().maximumConnections)))
+        #expect(outcome.refusals > 0)
+        #expect(outcome.finalTarget <= 20 && outcome.finalTarget >= 16, "settled at \(outcome.finalTarget)")
+        #expect(outcome.peakActive <= 20)
+        #expect(outcome.scheduler?.connections.isSettled == true)
+    }
+
+    /// `--max-connections 40` behind a cap that would pay up to 64: never more than 40.
+    @Test func autoRespectsAGivenCeilingPastSixteen() {
+        let link = SimulatedLink(perConnectionBytesPerSecond: 4 * Double(Self.mebibyte), linkBytesPerSecond: 400e6)
+        let outcome = link.run(Self.autoPlan, scheduler: Self.scheduler(.adaptive(maximum: 40)))
+        #expect(outcome.targets.allSatisfy { $0 <= 40 })
+        #expect(outcome.peakActive <= 40)
+        #expect(outcome.finalTarget == 40)
     }
 
     @Test func fixedCountNeverChanges() {

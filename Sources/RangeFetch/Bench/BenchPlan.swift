@@ -10,8 +10,10 @@ public struct BenchPlan: Sendable, Equatable {
         case disk
     }
 
-    /// The sweep, in order (each 1 to 64, ascending, distinct).
-    public var connectionCounts: [Int] = [1, 2, 4, 8, 16, 32]
+    /// The sweep, in order (each 1 to 64, ascending, distinct). Up to 64, `-n auto`'s ceiling:
+    /// behind a per-connection cap of a few MiB/s the knee lies past 16 (the sweep stops once
+    /// a step no longer grows, so an uncapped link never gets that far).
+    public var connectionCounts: [Int] = [1, 2, 4, 8, 16, 32, 64]
     /// Seconds each run of a step may last at most.
     public var durationSeconds: Double = 5
     /// Bytes each run of a step may fetch at most; `nil`: the whole file. Never more than the file.

@@ -80,7 +80,9 @@ public struct BenchVerdict: Sendable, Equatable {
             if knee.connections == steps.last?.connections, steps.count > 1 {
                 let previous = steps[steps.count - 2]
                 if knee.medianBytesPerSecond >= previous.medianBytesPerSecond * Self.stillGrowing {
-                    summary = head + "; still growing at the largest count measured, so more connections may help"
+                    summary = head + (knee.connections >= DownloadOptions.connectionRange.upperBound
+                        ? "; still growing at \(knee.connections), the most connections a download opens"
+                        : "; still growing at the largest count measured, so more connections may help")
                 } else {
                     summary = head + "; gains flatten by \(knee.connections) (\(previous.connections) got \(rate(previous.medianBytesPerSecond))), so the link or server is near its limit"
                 }

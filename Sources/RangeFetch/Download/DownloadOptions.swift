@@ -72,8 +72,10 @@ public struct DownloadOptions: Sendable {
     public var followsLinkAtOutputPath = true
     /// Parallel connections (ranges in flight): adaptive by default.
     public var connections: ConnectionCount = .automatic
-    /// Upper bound for ``ConnectionCount/automatic``.
-    public var maximumConnections = 16
+    /// Upper bound for ``ConnectionCount/automatic``: the per-origin ceiling. Behind a
+    /// per-connection cap (CDNs, object stores) `auto` keeps doubling while each step still
+    /// pays, so a 6 MiB/s cap on a fast path needs 64; a path without a cap stays at a few.
+    public var maximumConnections = 64
     /// No range is planned below this size, so small files get fewer connections.
     public var minimumSegmentBytes: Int64 = 1 << 20
     /// A busy range is cut for an idle connection only when the new part is at least this long
@@ -126,6 +128,21 @@ public struct DownloadOptions: Sendable {
     public var connectionLimit: Int {
         switch connections {
         case .automatic: maximumConnections
+        case .fixed(let count): count
+        }
+    }
+
+    /// Up to this many connections, `auto` plans its ranges (piece size, stream pieces) as for
+    /// its ceiling; past it, as for this many. Pieces for 64 connections would cost every
+    /// download a request per 4 MiB (about 7% over 16 capped connections), and connections
+    /// that `auto` adds past 16 get their work by cutting busy ranges anyway.
+    static let adaptivePlanningConnections = 16
+
+    /// The connection count ranges are planned for: a fixed count, or for `auto` its ceiling
+    /// up to ``adaptivePlanningConnections``.
+    var planningConnections: Int {
+        switch connections {
+        case .automatic: min(maximumConnections, Self.adaptivePlanningConnections)
         case .fixed(let count): count
         }
     }

@@ -150,8 +150,8 @@ final class DownloadSession {
 
         if remote.isSegmentable, let size = remote.size {
             let planner = SegmentPlanner(
-                connections: options.connectionLimit, minimumSegmentBytes: options.minimumSegmentBytes,
-                pieceBytes: SegmentPlanner.pieceBytes(size: size, connections: options.connectionLimit, hashing: !expected.isEmpty))
+                connections: options.planningConnections, minimumSegmentBytes: options.minimumSegmentBytes,
+                pieceBytes: SegmentPlanner.pieceBytes(size: size, connections: options.planningConnections, hashing: !expected.isEmpty))
             let segments = try resumePoint(file: file, store: store, remote: remote, size: size,
                                            planner: planner, adoptedPrefix: adoptedPrefix)
             do {

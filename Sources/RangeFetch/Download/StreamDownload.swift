@@ -65,7 +65,7 @@ struct StreamDownload {
         var plan: StreamPlan?
         if ranged, let size {
             plan = StreamPlan(size: size, pieceBytes: Self.streamPieceBytes(window: options.streamWindowBytes,
-                                                                           connections: options.connectionLimit))
+                                                                           connections: options.planningConnections))
         } else {
             segments = [SegmentState(range: ByteRange(0, size ?? Int64.max))]
         }

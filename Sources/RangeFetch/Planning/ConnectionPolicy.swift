@@ -4,8 +4,10 @@
 /// Adaptive: start with ``AdaptiveGrowth/initialConnections``; once every connection has
 /// delivered its first byte, measure the aggregate rate over a window; double the count while the
 /// last doubling bought at least ``AdaptiveGrowth/usefulGainFraction`` of the linear gain (a
-/// per-connection cap shows as linear growth); when a step bought too little, go back to the
-/// previous count (if it bought nothing) or keep it, and settle. A server that pushes back (429,
+/// per-connection cap shows as linear growth), and quadruple after a doubling that was all but
+/// linear (``AdaptiveGrowth/linearGainFraction``); when a step bought too little, go back to the
+/// previous count (if it bought nothing), cut a leap back to the count its rate needs, or keep
+/// it, and settle. A server that pushes back (429,
 /// 503, refused or reset connections) settles it below the count that provoked it, fixed or not. A path seen
 /// losing packets doubles a settled count once (``pathLosesPackets()``). Never above ``maximum``.
 ///
@@ -28,6 +30,12 @@ struct ConnectionPolicy: Sendable {
         /// Below this gain (rate after / rate before) the added connections bought nothing and
         /// are given back.
         var uselessGain = 1.08
+        /// A step that bought at least this fraction of the linear gain shows a clear
+        /// per-connection cap: the next step quadruples (a leap), so a cap that needs 32 or 64
+        /// connections is reached in fewer measurement windows. A leap that buys less than a doubling
+        /// should (``usefulGainFraction`` of 2) is cut back to the count its rate needs (the
+        /// connections before it times its gain, rounded up).
+        var linearGainFraction = 0.9
         /// Once settled, the aggregate is watched over windows at least this long (seconds)…
         var watchWindowSeconds = 0.5
         /// …and when it sinks under this fraction of its best, doubling is tried again…
@@ -110,9 +118,10 @@ struct ConnectionPolicy: Sendable {
         }
         // Start measuring once the current count is up and streaming: connections still opening
         // would make the step look worse than it is. (A connection replaced mid-window does not
-        // restart it: that is part of the link's life.)
+        // restart it: that is part of the link's life.) Up: all but an eighth, since with 32 or
+        // 64 connections one is nearly always between two ranges.
         guard let started = window else {
-            if streaming >= target { window = (now, receivedBytes) }
+            if streaming * 8 >= target * 7 { window = (now, receivedBytes) }
             return
         }
         var length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * setupSeconds)
@@ -123,6 +132,7 @@ struct ConnectionPolicy: Sendable {
         window = nil
         switch phase {
         case .growing:
+            var factor = 2
             if let previous {
                 let gain = previous.rate > 0 ? rate / previous.rate : 2
                 let ideal = Double(target) / Double(previous.count)
@@ -132,11 +142,24 @@ struct ConnectionPolicy: Sendable {
                     return
                 }
                 if gain - 1 < growth.usefulGainFraction * (ideal - 1) {
+                    if ideal > 2, gain - 1 < growth.usefulGainFraction {
+                        // A leap that bought less than a doubling should: keep what the measured
+                        // gain needs. (One that bought that much keeps its count: on a busy
+                        // machine the step is measured low, and a count cut too far costs more
+                        // than connections that are not all needed.)
+                        let needed = Int((Double(previous.count) * gain).rounded(.up))
+                        target = min(target, max(previous.count, needed))
+                    }
                     phase = .watching(best: rate)
                     return
                 }
+                if gain - 1 >= growth.linearGainFraction * (ideal - 1) { factor = 4 }
             }
-            grow(from: rate)
+            if target >= maximum {
+                phase = .watching(best: rate)
+                return
+            }
+            grow(from: rate, by: factor)
         case .watching(let best):
             // A lossy link's first seconds flatter few connections (no losses yet); when the
             // aggregate later sinks well below its best, more connections may pay after all.
@@ -152,10 +175,12 @@ struct ConnectionPolicy: Sendable {
         }
     }
 
-    private mutating func grow(from rate: Double) {
+    private mutating func grow(from rate: Double, by factor: Int = 2) {
         previous = (rate, target)
-        target = min(maximum, target * 2)
-        phase = target >= maximum ? .done : .growing
+        target = min(maximum, target * factor)
+        // At the maximum too the step is measured once: one that bought nothing is given back,
+        // a leap past what pays is cut back.
+        phase = .growing
     }
 
     /// The path was seen losing packets. A lossy link's first second, before losses set in,

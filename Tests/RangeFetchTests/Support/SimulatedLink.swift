@@ -22,6 +22,9 @@ struct SimulatedLink {
     /// Seconds by which the n-th connection's bursts after its first come late (a loaded server
     /// or client).
     var burstDelay: @Sendable (Int) -> Double = { _ in 0 }
+    /// A server that serves at most this many requests at once: one more is refused (as with
+    /// 429 or 503), which the scheduler hears as pushback.
+    var refusesAbove: Int?
 
     /// What a simulated download did.
     struct Outcome {
@@ -33,6 +36,8 @@ struct SimulatedLink {
         /// Requests cancelled so that a fresh connection could take over.
         var takeovers: Int
         var requests: Int
+        /// Requests refused (``refusesAbove``).
+        var refusals = 0
         /// The scheduler at the end (for what it learnt: set-up time, connection lifetime).
         var scheduler: TransferScheduler?
     }
@@ -75,9 +80,19 @@ struct SimulatedLink {
                 for action in scheduler.decide(now: now, segments: view, receivedBytes: received) {
                     switch action {
                     case .start(let id):
-                        if requests[id] == nil { startRequest(id) }
+                        if let refusesAbove, requests.count >= refusesAbove {
+                            scheduler.notePushback()
+                            outcome.refusals += 1
+                        } else if requests[id] == nil {
+                            startRequest(id)
+                        }
                     case .split(let id, let offset):
                         guard let segment = segments[id], requests[id] != nil else { continue }
+                        if let refusesAbove, requests.count >= refusesAbove {
+                            scheduler.notePushback()
+                            outcome.refusals += 1
+                            continue
+                        }
                         let next = segment.range.lower + segment.done
                         let cut = max(offset, next)
                         guard cut < segment.range.upper else { continue }
