@@ -68,11 +68,15 @@ ccurl_share *ccurl_share_create(void) {
         return NULL;
     }
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&share->locks[i], NULL);
-    curl_share_setopt(share->handle, CURLSHOPT_LOCKFUNC, ccurl_share_lock);
-    curl_share_setopt(share->handle, CURLSHOPT_UNLOCKFUNC, ccurl_share_unlock);
-    curl_share_setopt(share->handle, CURLSHOPT_USERDATA, share);
-    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    // A share that cannot be set up whole is not used: sharing only saves work.
+    if (curl_share_setopt(share->handle, CURLSHOPT_LOCKFUNC, ccurl_share_lock) != CURLSHE_OK
+        || curl_share_setopt(share->handle, CURLSHOPT_UNLOCKFUNC, ccurl_share_unlock) != CURLSHE_OK
+        || curl_share_setopt(share->handle, CURLSHOPT_USERDATA, share) != CURLSHE_OK
+        || curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK
+        || curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK) {
+        ccurl_share_destroy(share);
+        return NULL;
+    }
     return share;
 }
 
@@ -82,7 +86,9 @@ CURLSH *ccurl_share_handle(ccurl_share *share) {
 
 void ccurl_share_destroy(ccurl_share *share) {
     if (!share) return;
-    curl_share_cleanup(share->handle);
+    // Still in use by an easy handle: its locks must outlive it, so the share is leaked
+    // rather than freed under it (callers keep the share alive while handles use it).
+    if (curl_share_cleanup(share->handle) != CURLSHE_OK) return;
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&share->locks[i]);
     free(share);
 }

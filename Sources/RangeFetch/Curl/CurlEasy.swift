@@ -47,8 +47,15 @@ final class CurlEasy {
     /// Why the request cannot start: the option libcurl refused, in its own words.
     var refusal: DownloadError? {
         guard let (option, code) = refusedOption else { return nil }
-        return DownloadError(.transport(curlCode: Int32(code.rawValue)),
-                             "libcurl refused request option \(option): \(code.explanation) (libcurl \(CurlGlobal.version))")
+        return Self.refusal(of: CURLoption(rawValue: option), code)
+    }
+
+    /// A refused option is no network failure to retry: this libcurl does not take what was asked
+    /// (out of memory aside).
+    static func refusal(of option: CURLoption, _ code: CURLcode) -> DownloadError {
+        let message = "libcurl refused request option \(option.rawValue): \(code.explanation) (libcurl \(CurlGlobal.version))"
+        if code == CURLE_OUT_OF_MEMORY { return DownloadError(.transport(curlCode: Int32(code.rawValue)), message) }
+        return DownloadError(.invalidOption, message)
     }
 
     func set(_ option: CURLoption, _ value: Int) {
@@ -84,9 +91,15 @@ final class CurlEasy {
         set(CURLOPT_NOPROGRESS, false)
     }
 
+    /// The share this request uses, kept alive as long as the handle: libcurl locks it until
+    /// the handle is cleaned up.
+    private var share: CurlShare?
+
     /// Makes this request use `share`'s TLS sessions and DNS answers (`CURLOPT_SHARE`).
-    func set(share: UnsafeMutableRawPointer) {
-        check(ccurl_easy_setopt_share(handle, share), CURLOPT_SHARE)
+    func set(share: CurlShare, handle shared: UnsafeMutableRawPointer) {
+        guard self.share !== share else { return }
+        check(ccurl_easy_setopt_share(handle, shared), CURLOPT_SHARE)
+        self.share = share
     }
 
     /// Replaces the request's extra header lines (`Name: value`).

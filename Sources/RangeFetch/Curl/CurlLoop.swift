@@ -61,15 +61,14 @@ final class CurlLoop: @unchecked Sendable {
         socketCount = .allocate(capacity: 1)
         socketCount.initialize(to: 0)
         let code = ccurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, policy.pipelining)
-        guard code == CURLM_OK else {
-            curl_multi_cleanup(handle)
-            socketCount.deallocate()
-            throw Self.failure(code, "setting up a transfer loop")
-        }
+        // Fully initialised by now: a throw runs `deinit`, which cleans up.
+        guard code == CURLM_OK else { throw Self.failure(code, "setting up a transfer loop") }
     }
 
     deinit {
         for request in requests.values { curl_multi_remove_handle(handle, request.easy.handle) }
+        // Handles nobody else holds go now, while the share they use is surely alive.
+        requests.removeAll()
         // Cleaning up closes the cached connections, which count down through `socketCount`.
         curl_multi_cleanup(handle)
         socketCount.deallocate()
@@ -84,9 +83,14 @@ final class CurlLoop: @unchecked Sendable {
     /// Starts `easy` on this loop; its end is reported under `token`.
     /// - Throws: when an option of `easy` was refused, or libcurl would not take it.
     func add(_ easy: CurlEasy, token: Int) throws(DownloadError) {
+        // Two requests under one token would end as each other: a client's mistake, refused.
+        guard requests[easy.handle] == nil, !requests.values.contains(where: { $0.token == token }) else {
+            throw DownloadError(.invalidOption, "internal error: request \(token) is already on this transfer loop")
+        }
         share.attach(easy)
         if let refusal = easy.refusal { throw refusal }
-        ccurl_easy_count_sockets(easy.handle, socketCount)
+        let counting = ccurl_easy_count_sockets(easy.handle, socketCount)
+        guard counting == CURLE_OK else { throw CurlEasy.refusal(of: CURLOPT_OPENSOCKETFUNCTION, counting) }
         let code = curl_multi_add_handle(handle, easy.handle)
         guard code == CURLM_OK else { throw Self.failure(code, "starting a request") }
         requests[easy.handle] = (token, easy)
@@ -130,7 +134,7 @@ final class CurlLoop: @unchecked Sendable {
     /// - Throws: when the request cannot start (see ``add(_:token:)``).
     func perform(_ easy: CurlEasy, cancellation: CancellationFlag) throws(DownloadError) -> CURLcode {
         let single = SingleRequest()
-        try add(easy, token: 0)
+        try add(easy, token: SingleRequest.token)
         defer { remove(easy) }
         do {
             try run(single, cancellation: cancellation)
@@ -163,10 +167,12 @@ final class CurlLoop: @unchecked Sendable {
 
 /// One request run alone (``CurlLoop/perform(_:cancellation:)``): done when it ends.
 private final class SingleRequest: CurlLoopClient {
+    /// Its token: no other client's (theirs are not negative).
+    static let token = -1
     var result: CURLcode?
 
     func afterTransfers(finished: [CurlLoop.Finished], now: Double) -> CurlLoop.Next {
-        if let first = finished.first { result = first.result }
+        if let mine = finished.first(where: { $0.token == Self.token }) { result = mine.result }
         return result == nil ? .wait(milliseconds: 100) : .done
     }
 }

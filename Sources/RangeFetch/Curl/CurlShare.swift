@@ -27,7 +27,7 @@ final class CurlShare: @unchecked Sendable {
     /// Makes `easy` use this share (`CURLOPT_SHARE`).
     func attach(_ easy: CurlEasy) {
         guard !Self.disabled, let share, let handle = ccurl_share_handle(share) else { return }
-        easy.set(share: handle)
+        easy.set(share: self, handle: handle)
     }
 
     private static let disabled = getenv("RANGEFETCH_NO_SHARE").map { String(cString: $0) == "1" } ?? false
