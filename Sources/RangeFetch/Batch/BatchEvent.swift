@@ -3,6 +3,9 @@
 /// `finished` with every file's outcome.
 public enum BatchEvent: Sendable {
     case started(BatchStart)
+    /// The file at `index` is taken up next: its URL, before any event of its own (entries of a
+    /// streamed list are numbered as they are reached).
+    case queued(index: Int, url: String)
     /// An event of the file at `index` (0-based, in the batch's order).
     case file(index: Int, DownloadEvent)
     /// The file at `index` failed; the others go on (unless ``BatchOptions/failFast``).
@@ -12,7 +15,8 @@ public enum BatchEvent: Sendable {
 
 /// How a batch starts.
 public struct BatchStart: Sendable, Equatable {
-    /// Entries in the batch.
+    /// Entries known when the batch starts: all of them, unless a list is streamed
+    /// (``listStreamed``), when it is those given before the list.
     public var files: Int
     /// Files downloaded at once.
     public var jobs: Int
@@ -20,6 +24,8 @@ public struct BatchStart: Sendable, Equatable {
     public var maximumConnections: Int
     /// Connections to one origin (scheme, host, port) at most.
     public var maximumConnectionsPerHost: Int
+    /// Whether entries come from a list read as the batch runs (their number is known at the end).
+    public var listStreamed = false
 }
 
 /// How a batch runs: files at once and the connections they share.

@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a list (``Manifest``'s format) from a file or standard input as a stream: a bounded
+/// buffer, line by line, each entry handed out as soon as it is complete, so the first download
+/// can start while the rest of a list of millions is still unread, and memory does not grow
+/// with the list.
+///
+/// A malformed line is a usage error naming the file and line, thrown when the reader reaches it.
+/// Reads with plain `read(2)`, so a pipe or FIFO works (`-` is standard input).
+public final class ManifestReader {
+    /// Bytes read from the file at a time.
+    static let chunkBytes = 64 * 1024
+    /// The longest line accepted, in bytes: a longer one is an error rather than unbounded memory.
+    public static let maximumLineBytes = 1 << 20
+
+    /// The path given (`-` for standard input).
+    public let path: String
+    private let descriptor: Int32
+    private var parser: ManifestParser
+    /// Bytes read but not yet split into lines, `start..<filled` (at most one partial line plus
+    /// one chunk).
+    private var buffer: [UInt8] = []
+    /// Where the unsplit bytes start in `buffer`.
+    private var start = 0
+    /// Where they end.
+    private var filled = 0
+    private var atEnd = false
+    private var finished = false
+
+    /// Opens `path` (`-`: standard input); a usage error naming the path when it cannot be opened.
+    public init(path: String) throws(DownloadError) {
+        self.path = path
+        descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        parser = ManifestParser(source: path == "-" ? "stdin" : path)
+        guard descriptor >= 0 else { throw Self.unreadable(path) }
+    }
+
+    deinit {
+        if descriptor > STDIN_FILENO { close(descriptor) }
+    }
+
+    /// The list's name in messages (`stdin` for `-`).
+    public var source: String { parser.source }
+
+    /// Whether the list is a regular file, so it can be read again from its start (a pipe cannot).
+    public var isRereadable: Bool {
+        var status = stat()
+        return path != "-" && fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// The next entry, `nil` at the end of the list; a usage error naming the file and line for a
+    /// malformed line, or naming the path when reading fails.
+    public func next() throws(DownloadError) -> BatchEntry? {
+        while !finished {
+            guard let line = try nextLine() else {
+                finished = true
+                return parser.finish()
+            }
+            if let entry = try parser.consume(line) { return entry }
+        }
+        return nil
+    }
+
+    /// The next line without its line break (a trailing `\r` dropped), `nil` at the end.
+    private func nextLine() throws(DownloadError) -> Substring? {
+        while true {
+            let pending = filled - start
+            // memchr rather than a generic search: a list of millions passes through here.
+            let newline = buffer.withUnsafeBufferPointer { bytes -> Int? in
+                guard pending > 0, let base = bytes.baseAddress,
+                      let found = memchr(base + start, Int32(UInt8(ascii: "\n")), pending) else { return nil }
+                return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            }
+            if let newline {
+                defer { start = newline + 1 }
+                return line(upTo: newline)
+            }
+            if atEnd {
+                guard pending > 0 else { return nil }
+                defer { start = filled }
+                return line(upTo: filled)
+            }
+            guard pending <= Self.maximumLineBytes else {
+                throw DownloadError(.invalidOption, "\(source):\(parser.lineNumber + 1): a line longer than \(Self.maximumLineBytes) bytes")
+            }
+            try fill()
+        }
+    }
+
+    /// The bytes from `start` to `end` as text, without a `\r` before `end`.
+    private func line(upTo end: Int) -> Substring {
+        buffer.withUnsafeBufferPointer { bytes in
+            var end = end
+            if end > start && bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)[...]
+        }
+    }
+
+    /// Drops the lines already split off and appends the next chunk of the file.
+    private func fill() throws(DownloadError) {
+        let kept = filled - start
+        let wanted = kept + Self.chunkBytes
+        if buffer.count < wanted { buffer += [UInt8](repeating: 0, count: wanted - buffer.count) }
+        let start = self.start
+        var received = 0
+        repeat {
+            received = buffer.withUnsafeMutableBufferPointer { bytes -> Int in
+                guard let base = bytes.baseAddress else { return 0 }
+                memmove(base, base + start, kept)
+                return read(descriptor, base + kept, Self.chunkBytes)
+            }
+        } while received < 0 && errno == EINTR
+        self.start = 0
+        filled = kept
+        guard received >= 0 else { throw Self.unreadable(path) }
+        filled += received
+        if received == 0 { atEnd = true }
+    }
+
+    private static func unreadable(_ path: String) -> DownloadError {
+        DownloadError(.invalidOption, "cannot read the list \(path == "-" ? "on standard input" : path): \(String(cString: strerror(errno)))")
+    }
+}
