@@ -136,7 +136,7 @@ final class BatchTests {
 
     static let badLists: [(lines: [String], says: String)] = [
         (["http://127.0.0.1:1/a.bin", "  out=a.bin", "  checksum=sha256=123"], "bad.txt:3:"),
-        (["http://127.0.0.1:1/x/a.bin", "http://127.0.0.1:1/y/a.bin"], "would both be saved as"),
+        // (Two entries saved at one path are found when the second is reached: StreamedListTests.)
         (["   ", "# only comments"], "lists no URLs"),
     ]
 

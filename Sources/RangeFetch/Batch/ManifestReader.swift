@@ -74,6 +74,7 @@ public final class ManifestReader {
                 return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
             }
             if let newline {
+                guard newline - start <= Self.maximumLineBytes else { throw tooLong() }
                 defer { start = newline + 1 }
                 return line(upTo: newline)
             }
@@ -82,9 +83,7 @@ public final class ManifestReader {
                 defer { start = filled }
                 return line(upTo: filled)
             }
-            guard pending <= Self.maximumLineBytes else {
-                throw DownloadError(.invalidOption, "\(source):\(parser.lineNumber + 1): a line longer than \(Self.maximumLineBytes) bytes")
-            }
+            guard pending <= Self.maximumLineBytes else { throw tooLong() }
             try fill()
         }
     }
@@ -117,6 +116,11 @@ public final class ManifestReader {
         guard received >= 0 else { throw Self.unreadable(path) }
         filled += received
         if received == 0 { atEnd = true }
+    }
+
+    /// The line being read is longer than ``maximumLineBytes``.
+    private func tooLong() -> DownloadError {
+        DownloadError(.invalidOption, "\(source):\(parser.lineNumber + 1): a line longer than \(Self.maximumLineBytes) bytes")
     }
 
     private static func unreadable(_ path: String) -> DownloadError {
