@@ -152,4 +152,24 @@ final class StreamedListTests {
             try fault.expectFile(out.file(name), size: 4096, sourceLocation: #_sourceLocation)
         }
     }
+
+    /// Ctrl-C while the list's writer is idle: the batch stops at once instead of waiting for
+    /// the rest of the list.
+    @Test func interruptWhileAListPipeIsIdleStopsTheBatch() throws {
+        let fault = try FaultServer()
+        defer { fault.stop() }
+        let fifo = lists.file("idle.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let run = try RunningCLI(["-i", fifo, "-d", out.path])
+        let writer = try #require(FileHandle(forWritingAtPath: fifo))
+        defer { try? writer.close() }
+        writer.write(Data((fault.dataURL(size: 4096, name: "one.bin") + "\n" + fault.dataURL(size: 4096, name: "two.bin") + "\n").utf8))
+        let deadline = Date().addingTimeInterval(30)
+        while !out.exists("one.bin") && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(out.exists("one.bin"))
+        run.send(SIGINT)
+        // The writer is still open: only the stop can end the run.
+        let (status, stderr) = try run.wait(timeoutSeconds: 20)
+        #expect(status == 130, "\(stderr)")
+    }
 }

@@ -96,19 +96,22 @@ public struct BatchFileResult: Sendable, Equatable {
 
 /// Every file's outcome, in the batch's order.
 public struct BatchSummary: Sendable, Equatable {
-    /// Every file, in list order.
+    /// Every file taken up, in list order.
     public var files: [BatchFileResult]
     /// Seconds the whole batch took.
     public var elapsedSeconds: Double
+    /// Why entries were left unread: the batch was stopped (a cancel, Ctrl-C, `failFast`) before
+    /// it reached the end of its entries, which are then not in ``files``; `nil` when it did.
+    public var stopped: DownloadError? = nil
 
     /// Bytes fetched by this run, all files together.
     public var transferredBytes: Int64 { files.reduce(0) { $0 + $1.transferredBytes } }
     /// How many files ended with `status`.
     public func count(_ status: BatchFileResult.Status) -> Int { files.filter { $0.status == status }.count }
     /// Whether every file is complete at its path.
-    public var succeeded: Bool { files.allSatisfy { $0.status == .downloaded || $0.status == .alreadyComplete } }
+    public var succeeded: Bool { stopped == nil && files.allSatisfy { $0.status == .downloaded || $0.status == .alreadyComplete } }
     /// The first failure, by file order (interruptions after it are its consequence).
     public var firstError: DownloadError? {
-        files.first { $0.status == .failed }?.error ?? files.first { $0.error != nil }?.error
+        files.first { $0.status == .failed }?.error ?? files.first { $0.error != nil }?.error ?? stopped
     }
 }

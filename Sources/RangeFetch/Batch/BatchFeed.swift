@@ -17,6 +17,8 @@ final class BatchFeed: Sendable {
         /// Entries read from the list (every shard's).
         var listed = 0
         var failure: DownloadError?
+        /// Every entry was read.
+        var exhausted = false
     }
 
     private let state: Mutex<State>
@@ -28,9 +30,11 @@ final class BatchFeed: Sendable {
     /// Entries given up front.
     let givenCount: Int
 
-    /// Opens `input`'s list (a usage error naming it when it cannot be opened).
-    init(_ input: BatchInput, defaultDirectory: String) throws(DownloadError) {
+    /// Opens `input`'s list (a usage error naming it when it cannot be opened); once `cancellation`
+    /// is set, a wait for the list's next bytes ends and the feed hands out nothing more.
+    init(_ input: BatchInput, defaultDirectory: String, cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
         let reader = try input.listPath.map { path throws(DownloadError) in try ManifestReader(path: path) }
+        reader?.isCancelled = { cancellation.isCancelled }
         let paths = DistinctPaths(defaultDirectory: defaultDirectory,
                                   rereadablePath: reader?.isRereadable == true ? reader?.path : nil)
         streams = reader != nil
@@ -44,6 +48,9 @@ final class BatchFeed: Sendable {
     /// The list's failure, once the feed has stopped on one.
     var failure: DownloadError? { state.withLock { $0.failure } }
 
+    /// Whether every entry has been read (else the batch stopped before the end of the list).
+    var isExhausted: Bool { state.withLock { $0.exhausted } }
+
     /// The next entry of this shard and its number, or `nil` when there is none (the end, or a failure).
     func next() -> (index: Int, entry: BatchEntry)? {
         state.withLock { state in
@@ -55,12 +62,14 @@ final class BatchFeed: Sendable {
                     defer { state.handedOut += 1 }
                     return (state.handedOut, try withChecksum(entry))
                 }
+                state.exhausted = true
                 if let reader = state.reader, state.listed == 0, state.given.isEmpty {
                     throw DownloadError(.invalidOption, "\(reader.source) lists no URLs")
                 }
                 return nil
             } catch {
-                state.failure = error
+                // A stopped batch is not a bad list: the files under way report the stop.
+                if error.category != .interrupted { state.failure = error }
                 return nil
             }
         }

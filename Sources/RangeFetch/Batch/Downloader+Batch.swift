@@ -47,8 +47,9 @@ extension Downloader {
     ) async throws(DownloadError) -> BatchSummary {
         try options.validate()
         try batch.validate()
-        let feed = try BatchFeed(input, defaultDirectory: batch.directory)
-        let run = BatchRun(feed: feed, base: options, options: batch, cancellation: CancellationFlag(), emit: events)
+        let cancellation = CancellationFlag()
+        let feed = try BatchFeed(input, defaultDirectory: batch.directory, cancellation: cancellation)
+        let run = BatchRun(feed: feed, base: options, options: batch, cancellation: cancellation, emit: events)
         events(.started(BatchStart(files: input.entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
                                    maximumConnectionsPerHost: batch.maximumConnectionsPerHost,
                                    listStreamed: feed.streams)))
@@ -59,7 +60,8 @@ extension Downloader {
                 }
             }
         }
-        let summary = run.summary
+        var summary = run.summary
+        if cancellation.isCancelled && !feed.isExhausted { summary.stopped = DownloadError.cancelled() }
         // Every connection taken from the shared budget was given back (debug builds: the tests).
         assert(run.budgetInUse == 0, "\(run.budgetInUse) connections of the batch's budget were never given back")
         assert(run.buffersInUse == 0, "\(run.buffersInUse) write buffers of the batch were never given back")

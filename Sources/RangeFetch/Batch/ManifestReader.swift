@@ -28,6 +28,11 @@ public final class ManifestReader {
     private var filled = 0
     private var atEnd = false
     private var finished = false
+    /// Asked while waiting for a pipe's next bytes: `true` ends the wait by throwing
+    /// ``DownloadError/cancelled()``, so a stopped batch does not wait for a writer that is idle.
+    var isCancelled: @Sendable () -> Bool = { false }
+    /// How long one wait for a pipe's bytes lasts before ``isCancelled`` is asked again.
+    static let cancellationPollMilliseconds: Int32 = 100
 
     /// Opens `path` (`-`: standard input); a usage error naming the path when it cannot be opened.
     public init(path: String) throws(DownloadError) {
@@ -103,6 +108,7 @@ public final class ManifestReader {
         let wanted = kept + Self.chunkBytes
         if buffer.count < wanted { buffer += [UInt8](repeating: 0, count: wanted - buffer.count) }
         let start = self.start
+        try waitUntilReadable()
         var received = 0
         repeat {
             received = buffer.withUnsafeMutableBufferPointer { bytes -> Int in
@@ -116,6 +122,16 @@ public final class ManifestReader {
         guard received >= 0 else { throw Self.unreadable(path) }
         filled += received
         if received == 0 { atEnd = true }
+    }
+
+    /// Returns once a read would not block (at once for a file), or throws once cancelled.
+    private func waitUntilReadable() throws(DownloadError) {
+        while true {
+            if isCancelled() { throw DownloadError.cancelled() }
+            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&request, 1, Self.cancellationPollMilliseconds)
+            if ready > 0 || (ready < 0 && errno != EINTR) { return } // an error shows in the read
+        }
     }
 
     /// The line being read is longer than ``maximumLineBytes``.
