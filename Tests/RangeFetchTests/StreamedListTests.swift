@@ -119,15 +119,27 @@ final class StreamedListTests {
         #expect(!requested.contains { $0.contains("after") }, "\(requested)")
     }
 
-    @Test func duplicatePathLateInAListThroughAPipeIsRefused() throws {
+    /// Through a pipe the reader keeps a copy in $TMPDIR, so the duplicate is confirmed and both
+    /// lines named; with no room for a copy the repeated fingerprint is refused as a possible one.
+    @Test(arguments: [true, false])
+    func duplicatePathLateInAListThroughAPipeIsRefused(withRoomForACopy: Bool) throws {
         var lines = (0..<5_000).map { "http://127.0.0.1:1/a/f\($0).bin" }
         lines.append("http://127.0.0.1:1/b/f3.bin")
         let path = try write("piped-dup.txt", lines.joined(separator: "\n") + "\n")
+        let temporary = withRoomForACopy ? lists.path : lists.file("no-such-directory")
         // Shard 0 of 100000: every line is checked, almost none fetched (they would fail, port 1).
         let result = try TestProcess.run("/bin/bash", ["-c", "cat '\(path)' | \"$RF\" -i - --shard 0/100000 -d '\(out.path)' -q"],
-                                         environment: ["RF": try TestProcess.rangefetchBinary])
+                                         environment: ["RF": try TestProcess.rangefetchBinary, "TMPDIR": temporary])
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains("stdin:5001") && result.stderr.contains("f3.bin"), "\(result.stderr)")
+        if withRoomForACopy {
+            #expect(result.stderr.contains("and stdin:4 ") && result.stderr.contains("would both be saved as"), "\(result.stderr)")
+        } else {
+            #expect(result.stderr.contains("may name too"), "\(result.stderr)")
+        }
+        // The copy goes with the reader.
+        let left = try FileManager.default.contentsOfDirectory(atPath: lists.path).filter { $0.hasPrefix("rangefetch-list-") }
+        #expect(left.isEmpty, "\(left)")
     }
 
     /// The first file is fetched while the list's writer has not finished it: a FIFO held open.

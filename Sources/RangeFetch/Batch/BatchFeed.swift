@@ -35,8 +35,7 @@ final class BatchFeed: Sendable {
     init(_ input: BatchInput, defaultDirectory: String, cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
         let reader = try input.listPath.map { path throws(DownloadError) in try ManifestReader(path: path) }
         reader?.isCancelled = { cancellation.isCancelled }
-        let paths = DistinctPaths(defaultDirectory: defaultDirectory,
-                                  rereadablePath: reader?.isRereadable == true ? reader?.path : nil)
+        let paths = DistinctPaths(defaultDirectory: defaultDirectory)
         streams = reader != nil
         shard = input.shard
         checksumList = input.checksumList
@@ -57,7 +56,7 @@ final class BatchFeed: Sendable {
             guard state.failure == nil else { return nil }
             do throws(DownloadError) {
                 while let (entry, fromList) = try Self.read(&state) {
-                    try state.paths.check(entry, fromList: fromList)
+                    try state.paths.check(entry, fromList: fromList, list: fromList ? state.reader?.rereadable : nil)
                     guard shard?.includes(entry.url) ?? true else { continue }
                     defer { state.handedOut += 1 }
                     return (state.handedOut, try withChecksum(entry))

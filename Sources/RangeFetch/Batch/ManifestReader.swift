@@ -34,25 +34,75 @@ public final class ManifestReader {
     /// How long one wait for a pipe's bytes lasts before ``isCancelled`` is asked again.
     static let cancellationPollMilliseconds: Int32 = 100
 
+    /// A copy of what was read from a list that cannot be read again (a pipe, standard input), so
+    /// ``DistinctPaths`` can still read its earlier lines; `nil` once a write to it fails.
+    private var spill: (descriptor: Int32, path: String)?
+
     /// Opens `path` (`-`: standard input); a usage error naming the path when it cannot be opened.
-    public init(path: String) throws(DownloadError) {
+    /// A list that cannot be read again is copied, as it is read, to a file in `$TMPDIR` (else
+    /// `/tmp`) that goes when the reader does; without room there it is not copied.
+    public convenience init(path: String) throws(DownloadError) {
+        try self.init(path: path, source: path == "-" ? "stdin" : path, keepsCopy: true)
+    }
+
+    /// Opens `path`, naming it `source` in messages; `keepsCopy`: copy a pipe's bytes (see above).
+    init(path: String, source: String, keepsCopy: Bool) throws(DownloadError) {
         self.path = path
         descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-        parser = ManifestParser(source: path == "-" ? "stdin" : path)
+        parser = ManifestParser(source: source)
         guard descriptor >= 0 else { throw Self.unreadable(path) }
+        if keepsCopy && !isRegularFile { spill = Self.makeSpill() }
     }
 
     deinit {
         if descriptor > STDIN_FILENO { close(descriptor) }
+        dropSpill()
     }
 
     /// The list's name in messages (`stdin` for `-`).
     public var source: String { parser.source }
 
     /// Whether the list is a regular file, so it can be read again from its start (a pipe cannot).
-    public var isRereadable: Bool {
+    private var isRegularFile: Bool {
         var status = stat()
         return path != "-" && fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// A file holding every line read so far, from the start (the list itself, or the copy of a
+    /// pipe's), and the list's name for messages; `nil` when there is none.
+    var rereadable: (path: String, source: String)? {
+        isRegularFile ? (path, source) : spill.map { ($0.path, source) }
+    }
+
+    private static func makeSpill() -> (descriptor: Int32, path: String)? {
+        let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((directory + "/rangefetch-list-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { characters -> Int32 in
+            guard let base = characters.baseAddress else { return -1 }
+            return mkstemp(base)
+        }
+        guard descriptor >= 0 else { return nil }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        return (descriptor, String(cString: template))
+    }
+
+    /// Appends `count` bytes at `bytes` to the copy; on a failed write the copy is dropped.
+    private func copyToSpill(_ bytes: UnsafePointer<UInt8>, count: Int) {
+        guard let spill else { return }
+        var written = 0
+        while written < count {
+            let result = write(spill.descriptor, bytes + written, count - written)
+            if result < 0 && errno == EINTR { continue }
+            guard result > 0 else { return dropSpill() }
+            written += result
+        }
+    }
+
+    private func dropSpill() {
+        guard let spill else { return }
+        close(spill.descriptor)
+        unlink(spill.path)
+        self.spill = nil
     }
 
     /// The next entry, `nil` at the end of the list; a usage error naming the file and line for a
@@ -120,6 +170,11 @@ public final class ManifestReader {
         self.start = 0
         filled = kept
         guard received >= 0 else { throw Self.unreadable(path) }
+        if received > 0 {
+            buffer.withUnsafeBufferPointer { bytes in
+                if let base = bytes.baseAddress { copyToSpill(base + kept, count: received) }
+            }
+        }
         filled += received
         if received == 0 { atEnd = true }
     }
