@@ -19,7 +19,8 @@ final class BatchReporter: Sendable {
     }
 
     private struct State {
-        var urls: [String] = []
+        /// Each file's URL (redacted) by index, as the batch reaches it.
+        var urls: [Int: String] = [:]
         var paths: [Int: String] = [:]
         var active: [Int: FileState] = [:]
         /// Bytes received per file so far (the latest report; final size once done).
@@ -58,7 +59,9 @@ final class BatchReporter: Sendable {
     }
 
     func begin(urls: [String]) {
-        state.withLock { $0.urls = urls.map(Redaction.url) } // shown and printed: no secrets
+        state.withLock { state in // shown and printed: no secrets
+            for (index, url) in urls.enumerated() { state.urls[index] = Redaction.url(url) }
+        }
     }
 
     func handle(_ event: BatchEvent) {
@@ -70,6 +73,9 @@ final class BatchReporter: Sendable {
             let line = TerminalText.escaped("\(label(index)): \(ProgressRenderer.requestLine(end))") + "\n"
             let clear = state.withLock { clearBlock(&$0) }
             return writeOut(clear + line, to: STDERR_FILENO)
+        }
+        if case .queued(let index, let url) = event {
+            return state.withLock { $0.urls[index] = Redaction.url(url) }
         }
         if case .file(_, .warning(let warning)) = event, style != .json, warning.isRoutine { return }
         switch style {
@@ -112,12 +118,12 @@ final class BatchReporter: Sendable {
         case .file(let index, let fileEvent):
             let (url, path) = state.withLock { state -> (String, String?) in
                 if case .started(let start) = fileEvent { state.paths[index] = start.path }
-                return (state.urls.indices.contains(index) ? state.urls[index] : "", state.paths[index])
+                return (state.urls[index] ?? "", state.paths[index])
             }
             line = ProgressRenderer.json(fileEvent, index: index, url: url, path: path)
         default:
             let urls = state.withLock { $0.urls }
-            line = BatchRenderer.json(event, url: { urls.indices.contains($0) ? urls[$0] : "" }, exitCode: ExitStatus.code(for:))
+            line = BatchRenderer.json(event, url: { urls[$0] ?? "" }, exitCode: ExitStatus.code(for:))
         }
         if let line { writeOut(line + "\n", to: STDOUT_FILENO) }
     }
@@ -125,7 +131,7 @@ final class BatchReporter: Sendable {
     // MARK: Terminal
 
     private func label(_ index: Int) -> String {
-        state.withLock { $0.paths[index] ?? ($0.urls.indices.contains(index) ? $0.urls[index] : "#\(index + 1)") }
+        state.withLock { $0.paths[index] ?? $0.urls[index] ?? "#\(index + 1)" }
     }
 
     private func handleBar(_ event: BatchEvent) {
@@ -154,7 +160,7 @@ final class BatchReporter: Sendable {
                 state.done += 1
                 redraw = true
             case .file(let index, .warning(let warning)):
-                note = "warning: \(state.paths[index] ?? state.urls[index]): \(Reporter.words(warning))"
+                note = "warning: \(state.paths[index] ?? state.urls[index] ?? "#\(index + 1)"): \(Reporter.words(warning))"
             case .failed(let index, let error):
                 state.active[index] = nil
                 state.failed += 1

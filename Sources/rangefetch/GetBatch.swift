@@ -62,11 +62,11 @@ extension Get {
         // (an -i list's s3:// lines alone are covered by download(batch:)).
         if options.s3 == nil, urls.contains(where: { (try? SourceAddress($0))?.isS3 == true }) { options.s3 = try S3Configuration.load() }
         let downloader = Downloader(options: options)
-        let entries = try await loadEntries(downloader)
-        reporter.begin(urls: entries.map(\.url))
+        let input = try await loadInput(downloader)
+        reporter.begin(urls: input.listPath == nil && input.shard == nil ? input.entries.map(\.url) : [])
         let batchOptions = self.batchOptions
         let task = Task { () async throws(DownloadError) -> BatchSummary in
-            try await downloader.download(batch: entries, options: batchOptions) { reporter.handle($0) }
+            try await downloader.download(batch: input, options: batchOptions) { reporter.handle($0) }
         }
         let interrupts = Interrupts { task.cancel() }
         defer { interrupts.cancel() }
@@ -95,9 +95,9 @@ extension Get {
         return options
     }
 
-    /// The batch's entries: URLs on the command line, then the `-i` list; checked (syntax,
-    /// distinct output paths) as a whole, then cut to this shard.
-    private func loadEntries(_ downloader: Downloader) async throws(DownloadError) -> [BatchEntry] {
+    /// The batch's entries: URLs on the command line (prefixes listed now), then the `-i` list,
+    /// which the library streams, checking each line as it reaches it and keeping this shard's.
+    private func loadInput(_ downloader: Downloader) async throws(DownloadError) -> BatchInput {
         var entries: [BatchEntry] = []
         for url in urls {
             let address: SourceAddress
@@ -105,49 +105,14 @@ extension Get {
             // A prefix is its objects, listed now (every page).
             entries += address.isPrefix ? try await downloader.s3Entries(url) : [BatchEntry(url: url)]
         }
-        if let inputFile = batch.inputFile {
-            let source = inputFile == "-" ? "stdin" : inputFile
-            let text = try Self.readList(inputFile)
-            let listed = try Manifest.parse(text, source: source)
-            if listed.isEmpty && urls.isEmpty { throw DownloadError.usage("\(source) lists no URLs") }
-            entries += listed
-        }
-        let defaultDirectory = directory ?? "."
-        try Manifest.checkDistinctPaths(entries, defaultDirectory: defaultDirectory)
-        if let selector = batch.shard?.selector {
-            entries = entries.filter { selector.includes($0.url) }
-        }
+        var input = BatchInput(entries: entries, listPath: batch.inputFile, shard: batch.shard?.selector)
         if let checksumFile = checks.checksumFile {
             // Each entry takes the line naming its file; entries it does not name get none.
             guard let sums = try? String(contentsOfFile: checksumFile, encoding: .utf8) else {
                 throw DownloadError.usage("cannot read checksum file \(checksumFile)")
             }
-            for index in entries.indices where entries[index].checksums.isEmpty {
-                let path = entries[index].expectedPath(defaultDirectory: defaultDirectory)
-                let name = path.split(separator: "/").last.map(String.init) ?? path
-                if let digest = try ChecksumSpec.entry(in: sums, forFileNamed: name) { entries[index].checksums = [digest] }
-            }
+            input.checksumList = sums
         }
-        return entries
-    }
-
-    /// The list's text: a file, or standard input for `-`.
-    /// Read with plain `read`s, so a pipe works too (`-i <(generate-urls)`).
-    private static func readList(_ path: String) throws(DownloadError) -> String {
-        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw DownloadError.usage("cannot read the list \(path) (-i): \(String(cString: strerror(errno)))")
-        }
-        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw DownloadError.usage("cannot read the list \(path) (-i): \(String(cString: strerror(errno)))") }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return input
     }
 }

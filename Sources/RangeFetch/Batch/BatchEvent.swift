@@ -3,6 +3,9 @@
 /// `finished` with every file's outcome.
 public enum BatchEvent: Sendable {
     case started(BatchStart)
+    /// The file at `index` is taken up next: its URL, before any event of its own (entries of a
+    /// streamed list are numbered as they are reached).
+    case queued(index: Int, url: String)
     /// An event of the file at `index` (0-based, in the batch's order).
     case file(index: Int, DownloadEvent)
     /// The file at `index` failed; the others go on (unless ``BatchOptions/failFast``).
@@ -12,7 +15,8 @@ public enum BatchEvent: Sendable {
 
 /// How a batch starts.
 public struct BatchStart: Sendable, Equatable {
-    /// Entries in the batch.
+    /// Entries known when the batch starts: all of them, unless a list is streamed
+    /// (``listStreamed``), when it is those given before the list.
     public var files: Int
     /// Files downloaded at once.
     public var jobs: Int
@@ -20,6 +24,8 @@ public struct BatchStart: Sendable, Equatable {
     public var maximumConnections: Int
     /// Connections to one origin (scheme, host, port) at most.
     public var maximumConnectionsPerHost: Int
+    /// Whether entries come from a list read as the batch runs (their number is known at the end).
+    public var listStreamed = false
 }
 
 /// How a batch runs: files at once and the connections they share.
@@ -90,19 +96,22 @@ public struct BatchFileResult: Sendable, Equatable {
 
 /// Every file's outcome, in the batch's order.
 public struct BatchSummary: Sendable, Equatable {
-    /// Every file, in list order.
+    /// Every file taken up, in list order.
     public var files: [BatchFileResult]
     /// Seconds the whole batch took.
     public var elapsedSeconds: Double
+    /// Why entries were left unread: the batch was stopped (a cancel, Ctrl-C, `failFast`) before
+    /// it reached the end of its entries, which are then not in ``files``; `nil` when it did.
+    public var stopped: DownloadError? = nil
 
     /// Bytes fetched by this run, all files together.
     public var transferredBytes: Int64 { files.reduce(0) { $0 + $1.transferredBytes } }
     /// How many files ended with `status`.
     public func count(_ status: BatchFileResult.Status) -> Int { files.filter { $0.status == status }.count }
     /// Whether every file is complete at its path.
-    public var succeeded: Bool { files.allSatisfy { $0.status == .downloaded || $0.status == .alreadyComplete } }
+    public var succeeded: Bool { stopped == nil && files.allSatisfy { $0.status == .downloaded || $0.status == .alreadyComplete } }
     /// The first failure, by file order (interruptions after it are its consequence).
     public var firstError: DownloadError? {
-        files.first { $0.status == .failed }?.error ?? files.first { $0.error != nil }?.error
+        files.first { $0.status == .failed }?.error ?? files.first { $0.error != nil }?.error ?? stopped
     }
 }

@@ -1,30 +1,32 @@
 import Synchronization
 
-/// Runs a batch: `jobs` worker threads take files in order from a shared queue, each with one
+/// Runs a batch: `jobs` worker threads take files in order from a shared ``BatchFeed``, each with one
 /// libcurl multi handle kept from file to file (so its open connections serve the next file), and
 /// every file's connections come from one ``ConnectionBudget`` where earlier files go first.
 final class BatchRun: Sendable {
-    private let entries: [BatchEntry]
+    let feed: BatchFeed
     private let base: DownloadOptions
     private let options: BatchOptions
     let cancellation: CancellationFlag
     private let emit: @Sendable (BatchEvent) -> Void
     private let budget: ConnectionBudget
     private let claims = PathClaims()
-    private let next = Atomic<Int>(0)
-    private let results: Mutex<[BatchFileResult]>
+    /// Every file handed out so far, by index.
+    private let results = Mutex<[Int: BatchFileResult]>([:])
+    /// The S3 configuration for `s3://` entries when the options give none: read once, when the
+    /// first such entry comes.
+    private let s3 = Mutex<Result<S3Configuration, DownloadError>?>(nil)
     private let startedAt = MonotonicTime.now()
 
-    init(entries: [BatchEntry], base: DownloadOptions, options: BatchOptions, cancellation: CancellationFlag,
+    init(feed: BatchFeed, base: DownloadOptions, options: BatchOptions, cancellation: CancellationFlag,
          emit: @escaping @Sendable (BatchEvent) -> Void) {
-        self.entries = entries
+        self.feed = feed
         self.base = base
         self.options = options
         self.cancellation = cancellation
         self.emit = emit
         budget = ConnectionBudget(total: options.maximumConnections, perHost: options.maximumConnectionsPerHost)
         buffers = BufferPool(flushBytes: DownloadSession.writeBufferBytes(Self.withinBudget(base, options)))
-        results = Mutex(entries.enumerated().map { BatchFileResult(index: $0.offset, url: $0.element.url, status: .notStarted) })
     }
 
     /// Connections of the shared budget taken now (0 once every worker is done).
@@ -36,10 +38,12 @@ final class BatchRun: Sendable {
     /// Write buffers not given back (0 once every worker is done).
     var buffersInUse: Int { buffers.buffersOut }
 
-    var workerCount: Int { max(1, min(options.jobs, entries.count)) }
+    /// A worker per job; no more than the entries when they are all known.
+    var workerCount: Int { feed.streams ? options.jobs : max(1, min(options.jobs, feed.givenCount)) }
 
     var summary: BatchSummary {
-        BatchSummary(files: results.withLock { $0 }, elapsedSeconds: MonotonicTime.now() - startedAt)
+        let files = results.withLock { $0.values.sorted { $0.index < $1.index } }
+        return BatchSummary(files: files, elapsedSeconds: MonotonicTime.now() - startedAt)
     }
 
     /// TLS sessions and DNS answers, shared by every worker's connections.
@@ -52,14 +56,14 @@ final class BatchRun: Sendable {
         let connections = WorkerConnections(budget: budget)
         defer { connections.releaseAll() }
         while !cancellation.isCancelled {
-            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-            guard index < entries.count else { return }
-            run(index, loop: loop, connections: connections)
+            guard let (index, entry) = feed.next() else { return }
+            results.withLock { $0[index] = BatchFileResult(index: index, url: entry.url, status: .notStarted) }
+            emit(.queued(index: index, url: entry.url))
+            run(index, entry: entry, loop: loop, connections: connections)
         }
     }
 
-    private func run(_ index: Int, loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
-        let entry = entries[index]
+    private func run(_ index: Int, entry: BatchEntry, loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
         let began = MonotonicTime.now()
         let emit = self.emit
         // Where a file that does not finish stands: its path and the bytes it holds.
@@ -113,6 +117,7 @@ final class BatchRun: Sendable {
     /// headers, and never more connections than one host may have.
     private func options(for entry: BatchEntry) throws(DownloadError) -> DownloadOptions {
         var options = base
+        if options.s3 == nil, (try? SourceAddress(entry.url))?.isS3 == true { options.s3 = try s3Configuration() }
         options.destination = entry.destination(defaultDirectory: self.options.directory)
         // A list's out= names, like a server's, are never followed through a link.
         options.followsLinkAtOutputPath = false
@@ -122,6 +127,16 @@ final class BatchRun: Sendable {
         options = Self.withinBudget(options, self.options)
         try options.validate()
         return options
+    }
+
+    /// The S3 configuration read for the batch (once, at the first `s3://` entry).
+    private func s3Configuration() throws(DownloadError) -> S3Configuration {
+        try s3.withLock { cached in
+            if let cached { return cached }
+            let loaded = Result { () throws(DownloadError) -> S3Configuration in try S3Configuration.load() }
+            cached = loaded
+            return loaded
+        }.get()
     }
 
     /// `options` with connection counts no larger than the batch's budget allows one file.

@@ -20,22 +20,39 @@ extension Downloader {
     /// from several threads at once (one per job) and must be thread-safe and quick.
     /// Cancelling the calling task stops every file, keeping their partial files for a rerun.
     /// An `s3://BUCKET/KEY` entry is signed with ``DownloadOptions/s3`` when given, else with the
-    /// configuration ``S3Configuration/load(unsigned:)`` reads once for the batch.
-    /// - Throws: only when the options are invalid, or when entries name S3 objects and no S3
-    ///   configuration can be read; per-file failures are in the summary.
+    /// configuration ``S3Configuration/load(unsigned:)`` reads once for the batch, at the first
+    /// such entry (when it cannot be read, every `s3://` entry fails with that error).
+    /// - Throws: only when the options are invalid, or when two entries would be saved at the same
+    ///   path (once the files before the second have ended); per-file failures are in the summary.
     public func download(
         batch entries: [BatchEntry], options batch: BatchOptions,
         events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> BatchSummary {
+        try await download(batch: BatchInput(entries: entries), options: batch, events: events)
+    }
+
+    /// Downloads a batch whose list is streamed: ``BatchInput/entries`` first, then the list's
+    /// entries as its lines are read, so the first file starts at once however long the list,
+    /// and memory does not grow with it. Otherwise as ``download(batch:options:events:)``
+    /// (entries given up front: `BatchInput(entries:)`).
+    ///
+    /// Every entry is checked as it is reached, including other shards': its line, and its expected
+    /// path against every earlier entry's (``DistinctPaths``).
+    /// - Throws: as the other form; and a usage error naming the file and line (for a malformed
+    ///   line, a path an earlier entry has, an unreadable or empty list) once the files taken up
+    ///   before it have ended: no file after it is started.
+    public func download(
+        batch input: BatchInput, options batch: BatchOptions,
+        events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
+    ) async throws(DownloadError) -> BatchSummary {
         try options.validate()
         try batch.validate()
-        var base = options
-        // The S3 configuration (credentials, region, endpoint) is read once for the whole batch,
-        // not once per s3:// file.
-        if base.s3 == nil, entries.contains(where: { (try? SourceAddress($0.url))?.isS3 == true }) { base.s3 = try S3Configuration.load() }
-        let run = BatchRun(entries: entries, base: base, options: batch, cancellation: CancellationFlag(), emit: events)
-        events(.started(BatchStart(files: entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
-                                   maximumConnectionsPerHost: batch.maximumConnectionsPerHost)))
+        let cancellation = CancellationFlag()
+        let feed = try BatchFeed(input, defaultDirectory: batch.directory, cancellation: cancellation)
+        let run = BatchRun(feed: feed, base: options, options: batch, cancellation: cancellation, emit: events)
+        events(.started(BatchStart(files: input.entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
+                                   maximumConnectionsPerHost: batch.maximumConnectionsPerHost,
+                                   listStreamed: feed.streams)))
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<run.workerCount {
                 group.addTask {
@@ -43,10 +60,12 @@ extension Downloader {
                 }
             }
         }
-        let summary = run.summary
+        var summary = run.summary
+        if cancellation.isCancelled && !feed.isExhausted { summary.stopped = DownloadError.cancelled() }
         // Every connection taken from the shared budget was given back (debug builds: the tests).
         assert(run.budgetInUse == 0, "\(run.budgetInUse) connections of the batch's budget were never given back")
         assert(run.buffersInUse == 0, "\(run.buffersInUse) write buffers of the batch were never given back")
+        if let failure = feed.failure { throw failure }
         events(.finished(summary))
         return summary
     }

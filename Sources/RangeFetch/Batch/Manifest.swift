@@ -12,41 +12,22 @@ import FoundationEssentials
 /// - JSON lines, for scripts: `{"url": …, "out": …, "dir": …, "sha256": …, "headers": […]}`
 ///   (also `sha512`, `sha1`, `md5`, `checksum`, `header`); other keys are ignored.
 ///
-/// Any malformed line is a usage error naming the file and line, found before a byte is fetched.
+/// Any malformed line is a usage error naming the file and line: ``parse(_:source:)`` finds it before
+/// a byte is fetched; a streamed list (``ManifestReader``) when the reader reaches it.
 public enum Manifest {
     /// The options an indented line may set.
     public static let optionNames = ["out", "dir", "checksum", "header"]
 
     /// Parses a list: its entries in order, or a usage error naming `source` and the line.
+    /// (A list too long to hold is read with ``ManifestReader``, line by line, by the same parser.)
     public static func parse(_ text: String, source: String) throws(DownloadError) -> [BatchEntry] {
+        var parser = ManifestParser(source: source)
         var entries: [BatchEntry] = []
-        var lineNumber = 0
         // "\r\n" is one Character in Swift: both end a line.
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
-            lineNumber += 1
-            let trimmed = line.trimmingCharacters()
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            let origin = "\(source):\(lineNumber)"
-            func fail(_ message: String) -> DownloadError {
-                DownloadError(.invalidOption, "\(origin): \(message)")
-            }
-            if line.first == " " || line.first == "\t" {
-                guard !entries.isEmpty else { throw fail("an option line must follow a URL line (got '\(trimmed)')") }
-                try applyOption(String(trimmed), to: &entries[entries.count - 1], fail: fail)
-            } else if trimmed.hasPrefix("{") {
-                entries.append(try jsonEntry(String(trimmed), origin: origin, fail: fail))
-            } else {
-                // aria2c's mirrors: several URLs of one file, TAB-separated.
-                var urls: [String] = []
-                for url in trimmed.split(separator: "\t").map({ $0.trimmingCharacters() }) where !url.isEmpty {
-                    // The first URL may name an S3 object; its mirrors are http(s).
-                    urls.append(urls.isEmpty ? try checkedURL(String(url), fail: fail) : try checkedMirror(String(url), fail: fail))
-                }
-                var entry = BatchEntry(url: urls[0], origin: origin)
-                entry.mirrors = Array(urls.dropFirst())
-                entries.append(entry)
-            }
+            if let entry = try parser.consume(line) { entries.append(entry) }
         }
+        if let entry = parser.finish() { entries.append(entry) }
         return entries
     }
 
@@ -56,9 +37,7 @@ public enum Manifest {
         var seen: [String: BatchEntry] = [:]
         for entry in entries {
             let path = entry.expectedPath(defaultDirectory: defaultDirectory)
-            if let first = seen[path] {
-                throw DownloadError(.invalidOption, "\(describe(entry)) and \(describe(first)) would both be saved as \(path); give one of them another name with out=")
-            }
+            if let first = seen[path] { throw DistinctPaths.duplicate(entry, first, path) }
             seen[path] = entry
         }
     }
@@ -71,7 +50,7 @@ public enum Manifest {
 
     /// An entry's URL: http(s), or an `s3://BUCKET/KEY` naming one object. A prefix
     /// (`s3://BUCKET/PREFIX/`) is refused: its objects are listed as a batch of their own.
-    private static func checkedURL(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+    static func checkedURL(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
         let parsed = try address(text, fail: fail)
         guard !parsed.isPrefix else {
             throw DownloadError(.invalidOption,
@@ -82,7 +61,7 @@ public enum Manifest {
     }
 
     /// A mirror: the same file at another http(s) URL.
-    private static func checkedMirror(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+    static func checkedMirror(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
         if try address(text, fail: fail).isS3 { throw fail("\(text): a mirror must be an http:// or https:// URL (an s3:// URL may only come first on its line)") }
         return text
     }
@@ -96,7 +75,7 @@ public enum Manifest {
         }
     }
 
-    private static func applyOption(_ text: String, to entry: inout BatchEntry,
+    static func applyOption(_ text: String, to entry: inout BatchEntry,
                                     fail: (String) -> DownloadError) throws(DownloadError) {
         guard let equals = text.firstIndex(of: "=") else {
             throw fail("expected an option NAME=VALUE (\(optionNames.joined(separator: ", "))), got '\(text)'")
@@ -161,7 +140,7 @@ public enum Manifest {
         var headers: [String]?
     }
 
-    private static func jsonEntry(_ text: String, origin: String, fail: (String) -> DownloadError) throws(DownloadError) -> BatchEntry {
+    static func jsonEntry(_ text: String, origin: String, fail: (String) -> DownloadError) throws(DownloadError) -> BatchEntry {
         let decoded: JSONEntry
         do {
             decoded = try JSONDecoder().decode(JSONEntry.self, from: Data(text.utf8))

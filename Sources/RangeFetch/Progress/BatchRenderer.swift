@@ -33,7 +33,7 @@ public enum BatchRenderer {
             let results = summary.files.map { fileObject($0, exitCode: exitCode).text }
             object.add("results", raw: "[" + results.joined(separator: ",") + "]")
             return object.text
-        case .file:
+        case .file, .queued:
             return nil
         }
     }

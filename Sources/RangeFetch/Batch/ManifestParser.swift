@@ -1,0 +1,61 @@
+/// Turns a list's lines into entries one line at a time, so a list of any length is parsed with
+/// the memory of one entry (``Manifest`` describes the format; ``Manifest/parse(_:source:)`` and
+/// ``ManifestReader`` both use this parser).
+///
+/// An entry is complete only when the next entry's line (or the end) comes, since indented option
+/// lines may follow its URL: ``consume(_:)`` hands back the entry the line completed, ``finish()``
+/// the last one.
+public struct ManifestParser: Sendable {
+    /// The list's name in messages (`list.txt`, `stdin`).
+    public let source: String
+    /// Lines consumed so far: the number of the line just read.
+    public private(set) var lineNumber = 0
+    /// The entry whose option lines may still follow.
+    private var pending: BatchEntry?
+
+    /// A parser for the list named `source`.
+    public init(source: String) {
+        self.source = source
+    }
+
+    /// Reads the next line (without its line break): the entry it completed, if any; a usage
+    /// error naming the file and line when the line is malformed.
+    public mutating func consume(_ line: Substring) throws(DownloadError) -> BatchEntry? {
+        lineNumber += 1
+        let trimmed = line.trimmingCharacters()
+        if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
+        let origin = "\(source):\(lineNumber)"
+        func fail(_ message: String) -> DownloadError {
+            DownloadError(.invalidOption, "\(origin): \(message)")
+        }
+        if line.first == " " || line.first == "\t" {
+            guard var entry = pending else { throw fail("an option line must follow a URL line (got '\(trimmed)')") }
+            try Manifest.applyOption(String(trimmed), to: &entry, fail: fail)
+            pending = entry
+            return nil
+        }
+        let entry: BatchEntry
+        if trimmed.hasPrefix("{") {
+            entry = try Manifest.jsonEntry(String(trimmed), origin: origin, fail: fail)
+        } else {
+            // aria2c's mirrors: several URLs of one file, TAB-separated.
+            var urls: [String] = []
+            for url in trimmed.split(separator: "\t").map({ $0.trimmingCharacters() }) where !url.isEmpty {
+                // The first URL may name an S3 object; its mirrors are http(s).
+                urls.append(urls.isEmpty ? try Manifest.checkedURL(String(url), fail: fail)
+                                         : try Manifest.checkedMirror(String(url), fail: fail))
+            }
+            var line = BatchEntry(url: urls[0], origin: origin)
+            line.mirrors = Array(urls.dropFirst())
+            entry = line
+        }
+        defer { pending = entry }
+        return pending
+    }
+
+    /// The last entry, once every line is consumed.
+    public mutating func finish() -> BatchEntry? {
+        defer { pending = nil }
+        return pending
+    }
+}
