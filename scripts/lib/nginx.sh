@@ -16,6 +16,26 @@ rf_tls_certificate() {
         -subj "/CN=localhost" -addext "subjectAltName=$names" >/dev/null 2>&1
 }
 
+# rf_nginx_conf_head DIR: prints the start of an nginx.conf with its pid, logs and temporary files
+# in DIR (made here), up to and including the open `http {` block's logging (root only: user root).
+rf_nginx_conf_head() {
+    local dir=$1 user=""
+    mkdir -p "$dir/tmp"
+    [ "$(id -u)" -eq 0 ] && user="user root;"
+    cat <<CONF
+$user
+worker_processes 2;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 1024; }
+http {
+    log_format ranges '\$request_method \$uri \$status \$body_bytes_sent "\$http_range" \$connection \$server_protocol';
+    access_log $dir/access.log ranges;
+    client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
+    uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
+CONF
+}
+
 # rf_nginx_start DIR PORT DOCROOT [ADDRESS [NETNS]]: serves DOCROOT on ADDRESS:PORT (ADDRESS
 # defaults to 127.0.0.1); config, logs and pid in DIR. With NETNS, nginx runs inside that network
 # namespace (the benchmark's emulated WAN) and is checked from there.
@@ -28,9 +48,7 @@ rf_nginx_start() {
     local dir=$1 port=$2 docroot=$3 address=${4:-127.0.0.1} netns=${5:-}
     local inside=()
     [ -n "$netns" ] && inside=(ip netns exec "$netns")
-    mkdir -p "$dir/tmp"
-    local user=""
-    [ "$(id -u)" -eq 0 ] && user="user root;"
+    mkdir -p "$dir"
     local tls="" cert_dir h1_port h2_port
     if [ -n "${RF_NGINX_TLS:-}" ]; then
         read -r cert_dir h1_port h2_port <<<"$RF_NGINX_TLS"
@@ -40,17 +58,9 @@ rf_nginx_start() {
     server { listen $address:$h1_port ssl; root $docroot; }
     server { listen $address:$h2_port ssl http2; root $docroot; }"
     fi
-    cat >"$dir/nginx.conf" <<CONF
-$user
-worker_processes 2;
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-events { worker_connections 1024; }
-http {
-    log_format ranges '\$request_method \$uri \$status \$body_bytes_sent "\$http_range" \$connection \$server_protocol';
-    access_log $dir/access.log ranges;
-    client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
-    uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
+    {
+    rf_nginx_conf_head "$dir"
+    cat <<CONF
     sendfile on;
     default_type application/octet-stream;
     server {
@@ -61,6 +71,7 @@ http {
     $tls
 }
 CONF
+    } >"$dir/nginx.conf"
     "${inside[@]}" /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf"
     local i
     for i in $(seq 1 100); do
@@ -93,20 +104,10 @@ rf_nginx_stop() {
 # Config, logs, pid and the cache in DIR; stop it with rf_nginx_stop DIR.
 rf_nginx_cache_start() {
     local dir=$1 port=$2 origin=$3 slice=${4:-8m}
-    mkdir -p "$dir/tmp" "$dir/cache"
-    local user=""
-    [ "$(id -u)" -eq 0 ] && user="user root;"
-    cat >"$dir/nginx.conf" <<CONF
-$user
-worker_processes 2;
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-events { worker_connections 1024; }
-http {
-    log_format ranges '\$request_method \$uri \$status \$body_bytes_sent "\$http_range" \$connection \$server_protocol';
-    access_log $dir/access.log ranges;
-    client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp;
-    uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;
+    mkdir -p "$dir/cache"
+    {
+    rf_nginx_conf_head "$dir"
+    cat <<CONF
     proxy_cache_path $dir/cache levels=1:2 keys_zone=fleet:10m max_size=10g inactive=1h use_temp_path=off;
     server {
         listen 127.0.0.1:$port;
@@ -126,6 +127,7 @@ http {
     }
 }
 CONF
+    } >"$dir/nginx.conf"
     /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf"
     local i
     for i in $(seq 1 100); do
