@@ -75,7 +75,7 @@ public final class ManifestReader {
     }
 
     private static func makeSpill() -> (descriptor: Int32, path: String)? {
-        let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let directory = Environment.value("TMPDIR") ?? "/tmp"
         var template = Array((directory + "/rangefetch-list-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { characters -> Int32 in
             guard let base = characters.baseAddress else { return -1 }

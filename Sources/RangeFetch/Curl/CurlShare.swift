@@ -30,5 +30,5 @@ final class CurlShare: @unchecked Sendable {
         easy.set(share: self, handle: handle)
     }
 
-    private static let disabled = getenv("RANGEFETCH_NO_SHARE").map { String(cString: $0) == "1" } ?? false
+    private static let disabled = Environment.value("RANGEFETCH_NO_SHARE") == "1"
 }

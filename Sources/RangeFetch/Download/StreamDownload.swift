@@ -16,10 +16,7 @@ struct StreamDownload {
 
     /// Where a stream's spool goes: `$TMPDIR`, else `/var/tmp` (on disk on Debian, unlike a
     /// `/tmp` that may be memory).
-    static var spoolDirectory: String {
-        if let value = getenv("TMPDIR"), value.pointee != 0 { return String(cString: value) }
-        return "/var/tmp"
-    }
+    static var spoolDirectory: String { Environment.value("TMPDIR") ?? "/var/tmp" }
 
     /// A stream's ranges: pieces of at most half a window per connection, so every connection
     /// has work inside the window and the first pieces go out early.
