@@ -95,7 +95,7 @@ struct DigestAlgorithmArgument: CheckedArgument, Equatable {
 
     static func parse(_ text: String) throws(ArgumentProblem) -> Self {
         guard let algorithm = DigestAlgorithm(name: text) else {
-            throw ArgumentProblem(description: "expected sha256, sha512, sha1 or md5")
+            throw ArgumentProblem(description: "expected sha256, sha512, sha1, md5, crc32, crc32c or crc64nvme")
         }
         return Self(algorithm: algorithm)
     }

@@ -219,7 +219,7 @@ struct Get: AsyncParsableCommand {
 
 /// `--checksum` and `--checksum-file`, shared by `get` and `verify`.
 struct ChecksumOptions: ParsableArguments {
-    @Option(name: .customLong("checksum"), help: ArgumentHelp("Expected digest ALGO=HEX (sha256, sha512, sha1, md5; aria2's sha-256= works too). The file is moved into place only if it matches. Repeatable. Example: --checksum sha256=e3b0c442...", valueName: "algo=hex"))
+    @Option(name: .customLong("checksum"), help: ArgumentHelp("Expected digest ALGO=HEX (sha256, sha512, sha1, md5, or S3's crc32, crc32c, crc64nvme as big-endian hex; aria2's sha-256= works too). The file is moved into place only if it matches. Repeatable. Example: --checksum sha256=e3b0c442...", valueName: "algo=hex"))
     var checksums: [String] = []
 
     @Option(name: .customLong("checksum-file"), help: ArgumentHelp("A sha256sum/md5sum-style file; the entry naming the output file is used. Example: --checksum-file SHA256SUMS", valueName: "file"))

@@ -45,10 +45,16 @@ public enum DownloadWarning: Sendable, Equatable {
     case sourceDropped(url: String, isMain: Bool, reason: String)
     /// TLS certificates are not checked.
     case certificatesUnchecked
+    /// The server's checksum in `header` is not of the whole file (an S3 multipart upload's
+    /// composite checksum over `parts` parts): it is not verified. Routine (see ``isRoutine``).
+    case checksumNotWholeFile(url: String, header: String, parts: Int?)
 
     /// Routine events a front end shows only when asked for detail.
     public var isRoutine: Bool {
-        if case .slowConnectionReplaced = self { true } else { false }
+        switch self {
+        case .slowConnectionReplaced, .checksumNotWholeFile: true
+        default: false
+        }
     }
 
     /// The warning in words, one line.
@@ -92,6 +98,8 @@ public enum DownloadWarning: Sendable, Equatable {
             "\(isMain ? "main URL" : "mirror") \(url) dropped: \(reason)"
         case .certificatesUnchecked:
             "TLS certificates are not checked: anyone on the network path can read or change what is downloaded"
+        case .checksumNotWholeFile(let url, let header, let parts):
+            "\(url): \(header) is a checksum of \(parts.map { "the \($0) parts' checksums" } ?? "the parts' checksums") of a multipart upload, not a digest of the whole file; it was not checked"
         }
     }
 
@@ -116,6 +124,7 @@ public enum DownloadWarning: Sendable, Equatable {
         case .fewerConnections: "fewer_connections"
         case .sourceDropped: "source_dropped"
         case .certificatesUnchecked: "certificates_unchecked"
+        case .checksumNotWholeFile: "checksum_not_whole_file"
         }
     }
 }

@@ -28,7 +28,8 @@ struct SourceResolver {
     }
 
     /// The URL to request and the options for `url`: an `s3://BUCKET/KEY` becomes its object's
-    /// HTTP(S) URL, with every request signed (``S3Configuration``); others are unchanged.
+    /// HTTP(S) URL, with every request signed (``S3Configuration``) and asking for the object's
+    /// checksums (``S3Checksum``); others are unchanged.
     /// The options' secrets are bound to the origin of the URL to request (see ``CredentialScope``).
     static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
         guard let location = try SourceAddress(url).s3 else {
@@ -46,6 +47,7 @@ struct SourceResolver {
         if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
         options.s3 = configuration
         options.request.s3Signer = configuration.signer
+        options.request.s3ChecksumMode = true
         let endpointURL = configuration.url(bucket: location.bucket, key: location.key)
         try options.request.bindSecrets(to: endpointURL)
         return (endpointURL, options)

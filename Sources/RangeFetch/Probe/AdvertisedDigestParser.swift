@@ -1,8 +1,15 @@
 /// Reads whole-file digests a server advertises: `Repr-Digest: sha-256=:BASE64:` (RFC 9530),
-/// the older `Digest: SHA-256=BASE64` (RFC 3230) and `Content-MD5: BASE64`.
+/// the older `Digest: SHA-256=BASE64` (RFC 3230), `Content-MD5: BASE64`, and S3's
+/// `x-amz-checksum-sha256`, `-sha1`, `-crc32`, `-crc32c` and `-crc64nvme` (``S3Checksum``)
+/// where they are checksums of the whole object.
 enum AdvertisedDigestParser {
     static func parse(_ response: ResponseHead) -> [AdvertisedDigest] {
         var digests: [AdvertisedDigest] = []
+        for (field, checksum) in s3Checksums(response) {
+            if case .wholeFile(let value) = checksum {
+                digests.append(AdvertisedDigest(algorithm: value.algorithm, hex: value.hex, header: field))
+            }
+        }
         if let value = response["repr-digest"] {
             digests += entries(value, header: "Repr-Digest", colonWrapped: true)
         }
@@ -16,6 +23,24 @@ enum AdvertisedDigestParser {
                                             header: "Content-MD5"))
         }
         return digests
+    }
+
+    /// S3 checksums that are not of the whole file (a multipart upload's composite ones), which
+    /// are not verified.
+    static func compositeChecksums(_ response: ResponseHead) -> [CompositeChecksum] {
+        s3Checksums(response).compactMap { field, checksum in
+            if case .composite(let parts) = checksum { CompositeChecksum(header: field, parts: parts) } else { nil }
+        }
+    }
+
+    /// Every well-formed `x-amz-checksum-*` header of `response`, read.
+    private static func s3Checksums(_ response: ResponseHead) -> [(String, S3Checksum)] {
+        S3Checksum.fields.compactMap { field in
+            guard let value = response[field.name],
+                  let checksum = S3Checksum.read(algorithm: field.algorithm, value: value,
+                                                 type: response["x-amz-checksum-type"], etag: response["etag"]) else { return nil }
+            return (field.name, checksum)
+        }
     }
 
     private static func entries(_ value: String, header: String, colonWrapped: Bool) -> [AdvertisedDigest] {

@@ -69,6 +69,7 @@ struct Prober {
 
     private func remoteFile(url: String, effectiveURL: String, response: ResponseHead) -> RemoteFile {
         let encoded = response.hasContentEncoding
+        let composite = AdvertisedDigestParser.compositeChecksums(response)
         let name = names.name(url: url, redirectedTo: effectiveURL == url ? nil : effectiveURL, contentDisposition: response["content-disposition"])
         return RemoteFile(
             url: url,
@@ -79,7 +80,8 @@ struct Prober {
             lastModified: response["last-modified"],
             suggestedName: name,
             advertisedDigests: AdvertisedDigestParser.parse(response),
-            contentEncoding: response.contentEncoding
+            contentEncoding: response.contentEncoding,
+            compositeChecksums: composite.isEmpty ? nil : composite
         )
     }
 

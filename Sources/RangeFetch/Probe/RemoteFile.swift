@@ -17,11 +17,23 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     /// A safe file name for the download: the URL's last segment, or the server's when asked
     /// (``DownloadOptions/nameSource``).
     public var suggestedName: String
-    /// Digests the server advertised for the whole file (`Repr-Digest`, `Digest`, `Content-MD5`).
+    /// Digests the server advertised for the whole file (`Repr-Digest`, `Digest`, `Content-MD5`,
+    /// S3's whole-object `x-amz-checksum-*`).
     public var advertisedDigests: [AdvertisedDigest]
     /// The content coding (lower-case, e.g. `gzip`) the server applied although the probe asked
     /// for identity; such a body is fetched as one stream and decoded. `nil`: none.
     public var contentEncoding: String? = nil
+    /// Checksums the server advertised that are not digests of the file: an S3 multipart
+    /// object's composite checksums (checksums of its parts' checksums). They are not verified.
+    public var compositeChecksums: [CompositeChecksum]? = nil
+
+    /// Notes owed to the user for checksums the server sent that cannot be checked as the
+    /// file's (``compositeChecksums``).
+    public var compositeChecksumWarnings: [DownloadWarning] {
+        (compositeChecksums ?? []).map {
+            .checksumNotWholeFile(url: Redaction.url(Source(remote: self).requestURL), header: $0.header, parts: $0.parts)
+        }
+    }
 
     /// The warning owed to the user when the server encodes the file: what lands is the decoded
     /// body, fetched as one stream of unknown length. `nil` when the server sent identity.
@@ -52,4 +64,14 @@ public struct AdvertisedDigest: Sendable, Equatable, Codable {
     public var hex: String
     /// The header it came from, for messages.
     public var header: String
+}
+
+/// A checksum a server advertised that is not a digest of the whole file: S3's composite
+/// checksum of a multipart upload (`BASE64-N`, `x-amz-checksum-type: COMPOSITE`), a checksum of
+/// its parts' checksums.
+public struct CompositeChecksum: Sendable, Equatable, Codable {
+    /// The header it came from (`x-amz-checksum-crc32c`).
+    public var header: String
+    /// How many parts, when the server said.
+    public var parts: Int?
 }

@@ -64,6 +64,9 @@ public struct RequestOptions: Sendable, Equatable {
     /// Signs every request with AWS Signature Version 4 (`s3://` URLs), afresh each time: a
     /// retry, a takeover or a resume an hour later carries a signature of its own moment.
     public var s3Signer: SigV4Signer?
+    /// Asks S3 for the object's checksums (`x-amz-checksum-mode: ENABLED`, signed when requests
+    /// are), on requests to the origin the options are bound to; set for `s3://` objects.
+    var s3ChecksumMode = false
     /// Who may receive the secrets above; set by a download for the URL it was given
     /// (``bindSecrets(to:)``).
     var scope = CredentialScope()
@@ -166,7 +169,9 @@ public struct RequestOptions: Sendable, Equatable {
     func headerLines(url: String, extraHeaders: [String] = [], method: String = "GET", time: Int) -> [String] {
         let trusted = scope.grant(for: url).userSecrets
         let user = trusted ? headers : headers.filter { !Self.originBoundFields.contains(Self.fieldName($0) ?? "") }
-        let signed = (trusted ? s3Signer : nil).map { $0.headerLines(method: method, url: url, time: time) } ?? []
+        let s3Fields = trusted && s3ChecksumMode ? [("x-amz-checksum-mode", "ENABLED")] : []
+        let signed = (trusted ? s3Signer : nil).map { $0.headerLines(method: method, url: url, time: time, signing: s3Fields) }
+            ?? s3Fields.map { "\($0.0): \($0.1)" }
         return Self.headerLines(user: user, extra: extraHeaders + signed)
     }
 

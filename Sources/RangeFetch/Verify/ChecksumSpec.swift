@@ -1,6 +1,7 @@
 /// Parses the ways users hand us expected digests.
 public enum ChecksumSpec {
-    /// Parses `ALGO=HEX` (`sha256=…`, `SHA-256=…`, `md5=…`; hex in either case).
+    /// Parses `ALGO=HEX` (`sha256=…`, `SHA-256=…`, `md5=…`, `crc32c=…`; hex in either case; a
+    /// CRC's hex is its value, most significant digit first: `crc32c=e3069283`).
     public static func parse(_ text: String) throws(DownloadError) -> DigestValue {
         guard let equals = text.firstIndex(of: "=") else {
             throw DownloadError(.invalidOption, "checksum '\(text)' must look like ALGO=HEX, e.g. sha256=9f86d0…")
@@ -8,7 +9,7 @@ public enum ChecksumSpec {
         let name = String(text[..<equals])
         let hex = String(String(text[text.index(after: equals)...]).trimmingASCIIWhitespace())
         guard let algorithm = DigestAlgorithm(name: name) else {
-            throw DownloadError(.invalidOption, "checksum algorithm '\(name)' is not supported (use sha256, sha512, sha1 or md5)")
+            throw DownloadError(.invalidOption, "checksum algorithm '\(name)' is not supported (use sha256, sha512, sha1, md5, crc32, crc32c or crc64nvme)")
         }
         guard let value = DigestValue(algorithm: algorithm, hex: hex) else {
             throw DownloadError(.invalidOption, "\(algorithm.rawValue) checksum must be \(algorithm.byteCount * 2) hex digits (got '\(hex)')")
@@ -29,7 +30,7 @@ public enum ChecksumSpec {
             if name.hasPrefix("*") { name = name.dropFirst() }
             let bareName = name.split(separator: "/").last.map(String.init) ?? String(name)
             guard String(name) == fileName || bareName == fileName else { continue }
-            guard let algorithm = DigestAlgorithm.allCases.first(where: { $0.byteCount * 2 == hex.count }),
+            guard let algorithm = DigestAlgorithm.allCases.first(where: { $0.isCryptographic && $0.byteCount * 2 == hex.count }),
                   let value = DigestValue(algorithm: algorithm, hex: hex) else {
                 throw DownloadError(.invalidOption, "checksum file entry for \(fileName) has a malformed digest '\(hex)'")
             }

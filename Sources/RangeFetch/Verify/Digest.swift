@@ -1,6 +1,6 @@
 import COpenSSL
 
-/// A streaming message digest over OpenSSL's EVP interface.
+/// A streaming message digest: over OpenSSL's EVP interface, or a ``CRC`` of our own.
 ///
 /// ```swift
 /// var digest = Digest(.sha256)
@@ -11,12 +11,20 @@ import COpenSSL
 public final class Digest {
     /// The algorithm it computes.
     public let algorithm: DigestAlgorithm
-    private let context: OpaquePointer
+    /// OpenSSL's context; `nil` for a CRC.
+    private let context: OpaquePointer?
+    /// The CRC's state; `nil` for an OpenSSL digest.
+    private var crc: CRC?
     private var finished = false
 
     /// A new digest of `algorithm`.
     public init(_ algorithm: DigestAlgorithm) {
         self.algorithm = algorithm
+        if let kind = algorithm.crc {
+            self.context = nil
+            self.crc = CRC(kind)
+            return
+        }
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
         self.context = context
         guard EVP_DigestInit_ex(context, Self.evp(algorithm), nil) == 1 else {
@@ -24,13 +32,17 @@ public final class Digest {
         }
     }
 
-    deinit { EVP_MD_CTX_free(context) }
+    deinit { if let context { EVP_MD_CTX_free(context) } }
 
     /// Adds `bytes` to the digest.
     public func update(_ bytes: UnsafeRawBufferPointer) {
         precondition(!finished, "digest already finalized")
         guard bytes.count > 0 else { return }
-        EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+        if crc != nil {
+            crc?.update(bytes)
+        } else {
+            EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+        }
     }
 
     /// Adds `bytes` to the digest.
@@ -42,6 +54,7 @@ public final class Digest {
     public func finalize() -> DigestValue {
         precondition(!finished, "digest already finalized")
         finished = true
+        if let crc { return DigestValue(algorithm: algorithm, bytes: crc.bytes) }
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &output, &length)
@@ -54,6 +67,7 @@ public final class Digest {
         case .sha512: EVP_sha512()
         case .sha1: EVP_sha1()
         case .md5: EVP_md5()
+        case .crc32, .crc32c, .crc64nvme: nil
         }
     }
 }

@@ -35,10 +35,11 @@ public struct SigV4Signer: Sendable, Equatable {
     }
 
     /// The header lines to add to a request of `method` for `url` at `time` (seconds since 1970):
-    /// `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` when there is a token, and
-    /// `Authorization`. Every request is signed afresh (a signature is good for minutes).
-    public func headerLines(method: String, url: String, time: Int) -> [String] {
-        var headers = [("x-amz-content-sha256", Self.unsignedPayload), ("x-amz-date", Self.amzDate(time))]
+    /// `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` when there is a token,
+    /// `signing` (fields S3 insists be signed, e.g. `x-amz-checksum-mode`), and `Authorization`.
+    /// Every request is signed afresh (a signature is good for minutes).
+    public func headerLines(method: String, url: String, time: Int, signing: [(String, String)] = []) -> [String] {
+        var headers = [("x-amz-content-sha256", Self.unsignedPayload), ("x-amz-date", Self.amzDate(time))] + signing
         if let sessionToken { headers.append(("x-amz-security-token", sessionToken)) }
         let authorization = self.authorization(method: method, url: url, headers: headers,
                                                payloadHash: Self.unsignedPayload, time: time)
