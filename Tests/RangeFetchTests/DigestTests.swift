@@ -50,7 +50,7 @@ struct ChecksumSpecTests {
         #expect(try ChecksumSpec.parse("md5=900150983cd24fb0d6963f7d28e17f72").algorithm == .md5)
     }
 
-    @Test(arguments: ["sha256", "sha256=abc", "crc32=00000000", "md5=zz0150983cd24fb0d6963f7d28e17f72", "=00"])
+    @Test(arguments: ["sha256", "sha256=abc", "crc16=0000", "crc32c=123", "md5=zz0150983cd24fb0d6963f7d28e17f72", "=00"])
     func malformedChecksumsAreUsageErrorsNamingTheProblem(text: String) {
         do {
             _ = try ChecksumSpec.parse(text)

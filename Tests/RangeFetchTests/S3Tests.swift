@@ -101,6 +101,39 @@ final class S3Tests {
         try expectObject(out.file("r.bin"), key: "llm/weights.bin", size: 24_000_000)
     }
 
+    /// S3's own checksums, asked for with a signed `x-amz-checksum-mode: ENABLED`: objects
+    /// uploaded with SHA-256, CRC32C and CRC64NVME checksums (and boto3's default CRC32) are
+    /// verified against them; an object whose bytes do not match its stored checksum exits 5
+    /// naming the checksum's header and keeps nothing at the path; a multipart upload's
+    /// composite checksum is noted as not checked and the download succeeds.
+    @Test func s3ChecksumsAreVerifiedAndAMismatchExitsFiveNamingIt() throws {
+        let server = try S3Server(objects: ["sum/sha.bin=300000:sha256", "sum/c.bin=300001:crc32c", "sum/n.bin=300007:crc64nvme",
+                                            "sum/plain.bin=70000", "sum/bad.bin=300000:crc32c:corrupt",
+                                            "sum/badn.bin=300000:crc64nvme:corrupt", "sum/mp.bin=6000000:multipart:sha256"],
+                                  state: out)
+        defer { server.stop() }
+        for (key, size, algorithm) in [("sha", 300_000, "sha256"), ("c", 300_001, "crc32c"), ("n", 300_007, "crc64nvme"),
+                                        ("plain", 70_000, "crc32")] {
+            let result = try runCLI(["s3://models/sum/\(key).bin", "-o", out.file("\(key).bin"), "-n", "4", "--json"],
+                                    environment: server.environment)
+            #expect(result.status == 0, "\(key): \(result.stderr)")
+            #expect(result.stdout.contains("\"event\":\"verified\",\"algorithm\":\"\(algorithm)\""), "\(key): not verified")
+            #expect(result.stdout.contains("x-amz-checksum-\(algorithm) header"), "\(key): \(result.stdout.suffix(400))")
+            try expectObject(out.file("\(key).bin"), key: "sum/\(key).bin", size: size)
+        }
+        for (key, algorithm) in [("bad", "crc32c"), ("badn", "crc64nvme")] {
+            let result = try runCLI(["s3://models/sum/\(key).bin", "-o", out.file("\(key).bin")], environment: server.environment)
+            #expect(result.status == 5, "\(key): \(result.stderr)")
+            #expect(result.stderr.contains("\(algorithm) mismatch") && result.stderr.contains("x-amz-checksum-\(algorithm)"),
+                    "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out.file("\(key).bin")))
+        }
+        let composite = try runCLI(["s3://models/sum/mp.bin", "-o", out.file("mp.bin"), "-v"], environment: server.environment)
+        #expect(composite.status == 0, "\(composite.stderr)")
+        #expect(composite.stderr.contains("x-amz-checksum-sha256 is a checksum of the 2 parts' checksums"), "\(composite.stderr)")
+        try expectObject(out.file("mp.bin"), key: "sum/mp.bin", size: 6_000_000)
+    }
+
     @Test func aWrongSecretExitsThreeNamingTheS3ErrorAndLeavesNoFile() throws {
         let server = try S3Server(objects: ["llm/weights.bin=3000000"], state: out)
         defer { server.stop() }

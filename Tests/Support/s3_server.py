@@ -11,17 +11,31 @@ creates bucket "models" and the objects of each SPEC:
   KEY=SIZE            SIZE deterministic random bytes (seeded by KEY), one PUT
   KEY=SIZE:multipart  the same bytes uploaded in two parts (its ETag is not an MD5)
   PREFIX*COUNT=SIZE   COUNT objects PREFIX00000 ... of SIZE bytes each
+  KEY=SIZE:ALGO       one PUT with S3 checksum ALGO (sha256, sha1, crc32, crc32c, crc64nvme),
+                      computed here (boto3 needs awscrt for CRC32C and CRC64NVME, which moto
+                      also lacks: it would store a CRC32 under their names) and sent with
+                      x-amz-sdk-checksum-algorithm, which moto stores and GET/HEAD return
+                      under x-amz-checksum-mode: ENABLED
+  KEY=SIZE:ALGO:corrupt  the same, but the checksum is of the bytes with byte SIZE/2 flipped:
+                      an object changed behind its checksum
+  KEY=SIZE:multipart:ALGO  two parts with a COMPOSITE checksum (sha256, sha1 or crc32: boto3
+                      computes those per part)
+
+Without a checksum of its own, boto3 sends a CRC32 with every PUT (moto keeps it), and
+multipart uploads carry none.
 
 STATE_FILE receives JSON: {"endpoint", "access_key", "secret_key", "region", "session": {...}}
 where "session" is a temporary credential of an assumed role (access key, secret, token). Then it serves
 until SIGTERM or SIGINT.
 """
+import base64
 import hashlib
 import json
 import os
 import signal
 import sys
 import threading
+import zlib
 
 port, state_file, specs = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
 os.environ["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
@@ -65,9 +79,47 @@ def content(name, size):
     return bytes(out[:size])
 
 
+def crc_table(polynomial):
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ polynomial if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+CRC = {"crc32c": (crc_table(0x82F63B78), 0xFFFFFFFF, 4),
+       "crc64nvme": (crc_table(0x9A6C9329AC4BC9B5), 0xFFFFFFFFFFFFFFFF, 8)}
+
+
+def checksum(algo, body):
+    """The S3 checksum value (base64 of the big-endian bytes) of body."""
+    if algo in CRC:
+        table, ones, width = CRC[algo]
+        crc = ones
+        for byte in body:
+            crc = (crc >> 8) ^ table[(crc ^ byte) & 0xFF]
+        raw = (crc ^ ones).to_bytes(width, "big")
+    elif algo == "crc32":
+        raw = zlib.crc32(body).to_bytes(4, "big")
+    else:
+        raw = hashlib.new(algo, body).digest()
+    return base64.b64encode(raw).decode()
+
+
+# moto reads a PUT's checksum algorithm from x-amz-sdk-checksum-algorithm, which boto3 sends
+# only when it computes the checksum itself.
+sdk_algorithm = {}
+s3.meta.events.register("before-sign.s3.PutObject", lambda request, **_: request.headers.__setitem__(
+    "x-amz-sdk-checksum-algorithm", sdk_algorithm["value"]) if sdk_algorithm.get("value") else None)
+
 for spec in specs:
     name, _, size_text = spec.partition("=")
-    multipart = size_text.endswith(":multipart")
+    options = size_text.split(":")[1:]
+    multipart = "multipart" in options
+    corrupt = "corrupt" in options
+    algo = next((option for option in options if option not in ("multipart", "corrupt")), None)
     size = int(size_text.split(":")[0])
     if "*" in name:
         prefix, _, count = name.partition("*")
@@ -76,14 +128,26 @@ for spec in specs:
     elif multipart:
         body = content(name, size)
         half = max(5 << 20, size // 2)
-        upload = s3.create_multipart_upload(Bucket="models", Key=name)
+        extra = {"ChecksumAlgorithm": algo.upper()} if algo else {}
+        upload = s3.create_multipart_upload(Bucket="models", Key=name, **extra)
         parts = []
         for number, start in enumerate(range(0, size, half), start=1):
             part = s3.upload_part(Bucket="models", Key=name, UploadId=upload["UploadId"], PartNumber=number,
-                                  Body=body[start:start + half])
-            parts.append({"ETag": part["ETag"], "PartNumber": number})
+                                  Body=body[start:start + half], **extra)
+            entry = {"ETag": part["ETag"], "PartNumber": number}
+            if algo:
+                entry[f"Checksum{algo.upper()}"] = part[f"Checksum{algo.upper()}"]
+            parts.append(entry)
         s3.complete_multipart_upload(Bucket="models", Key=name, UploadId=upload["UploadId"],
                                      MultipartUpload={"Parts": parts})
+    elif algo:
+        body = content(name, size)
+        summed = bytearray(body)
+        if corrupt:
+            summed[size // 2] ^= 1
+        sdk_algorithm["value"] = algo.upper()
+        s3.put_object(Bucket="models", Key=name, Body=body, **{f"Checksum{algo.upper()}": checksum(algo, bytes(summed))})
+        sdk_algorithm["value"] = None
     else:
         s3.put_object(Bucket="models", Key=name, Body=content(name, size))
 
