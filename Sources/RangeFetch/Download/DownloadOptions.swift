@@ -95,7 +95,8 @@ public struct DownloadOptions: Sendable {
     public var existingFile: ExistingFilePolicy = .refuse
     /// Digests the file must match before it is moved into place.
     public var checksums: [DigestValue] = []
-    /// Verify digests the server advertises (`Repr-Digest`, `Digest`, `Content-MD5`).
+    /// Verify digests the server advertises (`Repr-Digest`, `Digest`, `Content-MD5`, S3's
+    /// whole-object `x-amz-checksum-*`).
     public var verifyAdvertisedDigests = true
     /// Keep a crash-safe resume journal. Off only to measure what it costs.
     public var journal = true
