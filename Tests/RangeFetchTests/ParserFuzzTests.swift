@@ -153,7 +153,8 @@ struct ParserFuzzTests {
         Fuzz.run("digest headers", cases: 3_000) { random in
             var head = ResponseHead()
             head.consume(line: "HTTP/1.1 200 OK\r\n")
-            let name = random.pick(["Repr-Digest", "Digest", "Content-MD5"])
+            let name = random.pick(["Repr-Digest", "Digest", "Content-MD5", "x-amz-checksum-crc32c", "x-amz-checksum-crc64nvme",
+                                    "x-amz-checksum-sha256"])
             head.consume(line: "\(name): \(random.mutated(random.pick(Corpus.digestValues), corpus: Corpus.digestValues))\r\n")
             for digest in AdvertisedDigestParser.parse(head) {
                 guard digest.hex.count == digest.algorithm.byteCount * 2,
@@ -475,6 +476,7 @@ enum Corpus {
         "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:", "SHA-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
         "md5=:1B2M2Y8AsgTpgAmY7PhCfg==:", "1B2M2Y8AsgTpgAmY7PhCfg==", "sha-512=:z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==:",
         "sha-256=:A:", "sha-256=::", "unknown=:AAAA:", "sha-256=:====:, md5=:x:", "sha-256=:AAAAA:",
+        "4waSgw==", "4waSgw==-2", "rosUhgp5mIg=", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=-10000", "-", "AAAA--1",
     ]
     static let numbers = ["0", "-1", "-5", "1", "+5", "007", "9223372036854775807", "9223372036854775808",
                           "4611686018427387904", "4611686018427387905", "99999999999999999999", "1e3", "0x10", "١٢٣", " "]
