@@ -109,6 +109,24 @@ final class LyingMirrorTests {
         try server.expectFile(out.file("k.bin"), size: size, sourceLocation: #_sourceLocation)
     }
 
+    /// A CRC (S3's kind, here given as --checksum crc32c=) does not prove a mirror's bytes:
+    /// anyone can make other bytes match one. The lying mirror is still spot-checked, dropped,
+    /// and its ranges fetched again, so the file matches the CRC.
+    @Test func aCRCDoesNotSpareAMirrorItsSpotChecks() throws {
+        let size: Int64 = 16 << 20
+        let hasher = Digest(.crc32c)
+        hasher.update(Array(try server.expectedBytes(size: size)))
+        let crc = hasher.finalize()
+        let main = server.dataURL(size: size, name: "c.bin", "rate=6000000")
+        let liar = "http://localhost:\(server.port)/data/\(size)/c.bin?zerosover=8192"
+        let result = try runCLI([main, "--mirror", liar, "-n", "4", "--min-segment", "1M", "--checksum", "crc32c=\(crc.hex)",
+                                 "-o", out.file("c.bin")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("differ from the main URL"), "\(result.stderr)")
+        #expect(result.stderr.contains("no checksum to prove the mirrors' bytes"), "\(result.stderr)")
+        try server.expectFile(out.file("c.bin"), size: size, sourceLocation: #_sourceLocation)
+    }
+
     /// With a digest the bytes are proven as a whole: no spot checks, no notice.
     @Test func aChecksumMakesSpotChecksUnnecessary() throws {
         let size: Int64 = 8 << 20

@@ -12,4 +12,11 @@ extension DownloadOptions {
         }
         return expected
     }
+
+    /// Whether `expected` proves bytes from anywhere: it holds a cryptographic digest. A CRC
+    /// (S3's CRC32, CRC32C, CRC64NVME) catches corruption, but anyone can make other bytes of the
+    /// same length match it, so it does not spare a mirror's bytes their spot checks.
+    static func provesMirrors(_ expected: [(DigestValue, String)]) -> Bool {
+        expected.contains { $0.0.algorithm.isCryptographic }
+    }
 }

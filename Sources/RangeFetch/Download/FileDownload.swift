@@ -48,11 +48,14 @@ struct FileDownload {
         if hasher == nil { file.enableDirectWrites() }
         var engine = engines.makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: file,
                                         checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
+        // Set when a mirror's ranges were fetched again after the hasher may have read them.
+        var rewritten = false
         while true {
             do {
                 try engine.run()
                 guard let refetch = try mirrors.rangesToRefetch(mirrorExtents: engine.mirrorExtents, remote: remote, size: size,
                                                                 file: file, expected: expected) else { break }
+                rewritten = true
                 // The journal must not claim the dropped mirror's ranges from here on.
                 try DownloadError.withSystemCalls { () throws(SystemCallError) in try checkpointer?.finish(refetch) }
                 engine = engines.makeEngine(remote: remote, size: size, segments: refetch, mode: mode, file: file,
@@ -91,7 +94,13 @@ struct FileDownload {
         var verified: [DigestValue] = []
         var verificationSeconds: Double?
         if let hasher {
-            let actual = try DownloadError.withSystemCalls { () throws(SystemCallError) in try hasher.finish(size: finalSize) }
+            var actual = try DownloadError.withSystemCalls { () throws(SystemCallError) in try hasher.finish(size: finalSize) }
+            // Only a CRC was expected, so a lying mirror's ranges were spot-checked and fetched
+            // again: the hasher followed the bytes first written, so the file is hashed afresh.
+            if rewritten, !cancellation.isCancelled {
+                actual = try FileDigester.digests(ofFileAt: file.path, algorithms: expected.map(\.0.algorithm),
+                                                  cancellation: cancellation)
+            }
             if cancellation.isCancelled {
                 // The digest covers a prefix only: never compared, the bytes are kept for a rerun.
                 throw DownloadError(.cancelled, "interrupted while checking the digest; the downloaded bytes are saved in \(paths.partial)", remedy: .runAgainToResume)

@@ -36,14 +36,15 @@ final class MirrorAgreement {
     /// Whether the notice that mirror bytes are only spot-checked was given.
     private var saidSpotChecksOnly = false
 
-    /// After a run that took bytes from mirrors with no digest to check them by: each mirror's
+    /// After a run that took bytes from mirrors with no cryptographic digest to check them by (a
+    /// CRC proves nothing against a mirror that means harm): each mirror's
     /// ranges (`mirrorExtents`, the engine's, and the resumed ones) are spot-checked against the
     /// main URL (``MirrorSpotCheck``). A mirror that fails is dropped and named; returns the plan
     /// that fetches its ranges again, or `nil` when every mirror agreed.
     func rangesToRefetch(mirrorExtents: [String: [ByteRange]], remote: RemoteFile, size: Int64?, file: PartialFile,
                          expected: [(DigestValue, String)]) throws(DownloadError) -> [SegmentState]? {
         let unchecked = uncheckedMirrorBytes(mirrorExtents)
-        guard expected.isEmpty, let size, !unchecked.isEmpty else { return nil }
+        guard !DownloadOptions.provesMirrors(expected), let size, !unchecked.isEmpty else { return nil }
         let fetcher = SmallGet(request: options.request, cancellation: cancellation, loop: loop)
         var refetch: [ByteRange] = []
         for (mirror, extents) in unchecked.sorted(by: { $0.key < $1.key }) {
@@ -111,7 +112,7 @@ final class MirrorAgreement {
                 emit(.warning(.mirrorLeftOut(url: name, why: error.message)))
             }
         }
-        if !agreed.isEmpty, options.expectedDigests(for: primary).isEmpty, !saidSpotChecksOnly {
+        if !agreed.isEmpty, !DownloadOptions.provesMirrors(options.expectedDigests(for: primary)), !saidSpotChecksOnly {
             saidSpotChecksOnly = true
             emit(.warning(.mirrorsSpotCheckedOnly))
         }
