@@ -29,15 +29,17 @@ struct S3ChecksumTests {
         Case(name: "FULL_OBJECT multipart", algorithm: .sha256, value: shaBase64, type: "FULL_OBJECT", etag: multipartETag,
              expected: .wholeFile(sha)),
         Case(name: "COMPOSITE with part count", algorithm: .sha256, value: shaBase64 + "-3", type: "COMPOSITE",
-             etag: multipartETag, expected: .composite(parts: 3)),
-        Case(name: "part count without a type", algorithm: .sha256, value: shaBase64 + "-2", expected: .composite(parts: 2)),
-        Case(name: "COMPOSITE without a count", algorithm: .sha256, value: shaBase64, type: "composite", expected: .composite(parts: nil)),
+             etag: multipartETag, expected: .composite(sha, parts: 3)),
+        Case(name: "part count without a type", algorithm: .sha256, value: shaBase64 + "-2", expected: .composite(sha, parts: 2)),
+        Case(name: "COMPOSITE without a count", algorithm: .sha256, value: shaBase64, type: "composite", expected: .composite(sha, parts: nil)),
+        Case(name: "COMPOSITE counted by the ETag", algorithm: .sha256, value: shaBase64, type: "COMPOSITE", etag: multipartETag,
+             expected: .composite(sha, parts: 3)),
         Case(name: "multipart ETag, no type (a HEAD that says less)", algorithm: .sha256, value: shaBase64,
-             etag: multipartETag, expected: .composite(parts: 3)),
+             etag: multipartETag, expected: .composite(sha, parts: 3)),
         Case(name: "CRC64NVME is always whole-object", algorithm: .crc64nvme, value: crc64Base64, etag: multipartETag,
              expected: .wholeFile(crc64)),
         Case(name: "FULL_OBJECT with a part count is contradictory", algorithm: .sha256, value: shaBase64 + "-3",
-             type: "FULL_OBJECT", expected: .composite(parts: 3)),
+             type: "FULL_OBJECT", expected: .composite(sha, parts: 3)),
         Case(name: "wrong length (a CRC32 under the CRC64NVME name)", algorithm: .crc64nvme, value: "VARHDQ==", expected: nil),
         Case(name: "not base64", algorithm: .crc32c, value: "4pyT!!==", expected: nil),
         Case(name: "empty", algorithm: .crc32, value: "", expected: nil),
@@ -73,12 +75,17 @@ struct S3ChecksumTests {
         let composite = Self.head(["ETag: \(Self.multipartETag)", "x-amz-checksum-sha256: \(Self.shaBase64)-3",
                                    "x-amz-checksum-type: COMPOSITE"])
         #expect(AdvertisedDigestParser.parse(composite).isEmpty)
-        #expect(AdvertisedDigestParser.compositeChecksums(composite) == [CompositeChecksum(header: "x-amz-checksum-sha256", parts: 3)])
+        #expect(AdvertisedDigestParser.compositeChecksums(composite)
+            == [CompositeChecksum(header: "x-amz-checksum-sha256", algorithm: .sha256, hex: Self.sha.hex, parts: 3)])
         let remote = RemoteFile(url: "http://127.0.0.1:9/models/m.bin", size: 10, acceptsRanges: true, suggestedName: "m.bin",
                                 advertisedDigests: [], compositeChecksums: AdvertisedDigestParser.compositeChecksums(composite))
-        let warning = try #require(remote.compositeChecksumWarnings.first)
+        let warning = try #require(remote.compositeChecksumWarnings().first)
         #expect(warning.isRoutine && warning.kind == "checksum_not_whole_file")
         #expect(warning.message.contains("x-amz-checksum-sha256") && warning.message.contains("not checked"), "\(warning.message)")
+        // Known part sizes: checked, so no note, unless the file is streamed (not read again).
+        var sized = remote
+        sized.compositeChecksums?[0].partSizes = [4, 6]
+        #expect(sized.compositeChecksumWarnings().isEmpty && sized.compositeChecksumWarnings(streaming: true).count == 1)
         // Expected digests take the whole-object checksum, naming its header.
         var options = DownloadOptions()
         options.verifyAdvertisedDigests = true
@@ -105,5 +112,43 @@ struct S3ChecksumTests {
         // Unsigned (a public bucket): the header alone.
         options.s3Signer = nil
         #expect(options.headerLines(url: "http://127.0.0.1:9000/models/key", time: 0) == ["x-amz-checksum-mode: ENABLED"])
+    }
+
+    /// A composite checksum is the algorithm over the parts' checksums joined: computed from a
+    /// file by part sizes, and a file with a byte changed in one part no longer matches.
+    @Test(arguments: [DigestAlgorithm.sha256, .crc32c, .crc64nvme])
+    func compositeChecksumsAreComputedPartByPart(algorithm: DigestAlgorithm) throws {
+        let directory = try TemporaryDirectory("rf-composite")
+        let path = directory.file("f.bin")
+        var bytes = Array("123456789".utf8)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        var joined: [UInt8] = []
+        for part in [bytes[0..<3], bytes[3..<9]] {
+            let digest = Digest(algorithm)
+            digest.update(Array(part))
+            joined += digest.finalize().bytes
+        }
+        let outer = Digest(algorithm)
+        outer.update(joined)
+        let expected = outer.finalize()
+        let file = try PartialFile(path: path, readOnly: true)
+        #expect(try CompositeChecksumCheck.compute(algorithm, file: file, partSizes: [3, 6]) == expected)
+        file.close()
+        let composite = CompositeChecksum(header: "x-amz-checksum-\(algorithm.rawValue)", algorithm: algorithm, hex: expected.hex,
+                                          parts: 2, partSizes: [3, 6])
+        let good = try PartialFile(path: path, readOnly: true)
+        #expect(try CompositeChecksumCheck.verify([composite], file: good, path: path, cancellation: nil).count == 1)
+        good.close()
+        bytes[7] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let changed = try PartialFile(path: path, readOnly: true)
+        defer { changed.close() }
+        do {
+            _ = try CompositeChecksumCheck.verify([composite], file: changed, path: path, cancellation: nil)
+            Issue.record("a changed part passed")
+        } catch {
+            #expect(error.code == .checksumMismatch)
+            #expect(error.message.contains("x-amz-checksum-\(algorithm.rawValue) header, composite of 2 parts"), "\(error.message)")
+        }
     }
 }

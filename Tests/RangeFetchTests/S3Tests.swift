@@ -105,11 +105,13 @@ final class S3Tests {
     /// uploaded with SHA-256, CRC32C and CRC64NVME checksums (and boto3's default CRC32) are
     /// verified against them; an object whose bytes do not match its stored checksum exits 5
     /// naming the checksum's header and keeps nothing at the path; a multipart upload's
-    /// composite checksum is noted as not checked and the download succeeds.
+    /// composite checksum is checked part by part (the parts' sizes from HEADs with
+    /// partNumber), and a multipart object changed behind it exits 5 too.
     @Test func s3ChecksumsAreVerifiedAndAMismatchExitsFiveNamingIt() throws {
         let server = try S3Server(objects: ["sum/sha.bin=300000:sha256", "sum/c.bin=300001:crc32c", "sum/n.bin=300007:crc64nvme",
                                             "sum/plain.bin=70000", "sum/bad.bin=300000:crc32c:corrupt",
-                                            "sum/badn.bin=300000:crc64nvme:corrupt", "sum/mp.bin=6000000:multipart:sha256"],
+                                            "sum/badn.bin=300000:crc64nvme:corrupt", "sum/mp.bin=6000000:multipart:sha256",
+                                            "sum/mpc.bin=6000000:multipart:crc32", "sum/mpbad.bin=6000000:multipart:sha256:corrupt"],
                                   state: out)
         defer { server.stop() }
         for (key, size, algorithm) in [("sha", 300_000, "sha256"), ("c", 300_001, "crc32c"), ("n", 300_007, "crc64nvme"),
@@ -128,10 +130,22 @@ final class S3Tests {
                     "\(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out.file("\(key).bin")))
         }
-        let composite = try runCLI(["s3://models/sum/mp.bin", "-o", out.file("mp.bin"), "-v"], environment: server.environment)
-        #expect(composite.status == 0, "\(composite.stderr)")
-        #expect(composite.stderr.contains("x-amz-checksum-sha256 is a checksum of the 2 parts' checksums"), "\(composite.stderr)")
-        try expectObject(out.file("mp.bin"), key: "sum/mp.bin", size: 6_000_000)
+        for (key, algorithm) in [("mp", "sha256"), ("mpc", "crc32")] {
+            let composite = try runCLI(["s3://models/sum/\(key).bin", "-o", out.file("\(key).bin"), "-n", "4", "--json"],
+                                       environment: server.environment)
+            #expect(composite.status == 0, "\(composite.stderr)")
+            #expect(composite.stdout.contains("x-amz-checksum-\(algorithm) header, composite of 2 parts"), "\(composite.stdout.suffix(500))")
+            #expect(!composite.stdout.contains("checksum_not_whole_file"))
+            try expectObject(out.file("\(key).bin"), key: "sum/\(key).bin", size: 6_000_000)
+        }
+        let changed = try runCLI(["s3://models/sum/mpbad.bin", "-o", out.file("mpbad.bin")], environment: server.environment)
+        #expect(changed.status == 5, "\(changed.stderr)")
+        #expect(changed.stderr.contains("x-amz-checksum-sha256 header, composite of 2 parts"), "\(changed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.file("mpbad.bin")))
+        // Streamed to stdout the file is not read again: the composite checksum is noted as not checked.
+        let streamed = try runCLI(["s3://models/sum/mp.bin", "-o", "-", "-v"], environment: server.environment)
+        #expect(streamed.status == 0)
+        #expect(streamed.stderr.contains("x-amz-checksum-sha256 is a checksum of the 2 parts' checksums"), "\(streamed.stderr.suffix(500))")
     }
 
     @Test func aWrongSecretExitsThreeNamingTheS3ErrorAndLeavesNoFile() throws {

@@ -20,6 +20,8 @@ creates bucket "models" and the objects of each SPEC:
                       an object changed behind its checksum
   KEY=SIZE:multipart:ALGO  two parts with a COMPOSITE checksum (sha256, sha1 or crc32: boto3
                       computes those per part)
+  KEY=SIZE:multipart:ALGO:corrupt  the same, then byte SIZE/2 of the stored object is flipped
+                      in moto's memory, its ETag and checksums left as they were
 
 Without a checksum of its own, boto3 sends a CRC32 with every PUT (moto keeps it), and
 multipart uploads carry none.
@@ -140,6 +142,13 @@ for spec in specs:
             parts.append(entry)
         s3.complete_multipart_upload(Bucket="models", Key=name, UploadId=upload["UploadId"],
                                      MultipartUpload={"Parts": parts})
+        if corrupt:
+            from moto.core import DEFAULT_ACCOUNT_ID
+            from moto.s3.models import s3_backends
+            stored = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].get_object("models", name)
+            changed = bytearray(stored.value)
+            changed[size // 2] ^= 1
+            stored.value = bytes(changed)
     elif algo:
         body = content(name, size)
         summed = bytearray(body)

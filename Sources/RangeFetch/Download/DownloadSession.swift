@@ -95,7 +95,10 @@ final class DownloadSession {
     private func download(_ remote: RemoteFile) throws(DownloadError) -> DownloadSummary {
         emit(.probed(remote))
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
-        if options.verifyAdvertisedDigests { for warning in remote.compositeChecksumWarnings { emit(.warning(warning)) } }
+        if options.verifyAdvertisedDigests {
+            let streaming = options.destination == .standardOutput
+            for warning in remote.compositeChecksumWarnings(streaming: streaming) { emit(.warning(warning)) }
+        }
         if !remote.isSegmentable && remote.decodingWarning == nil {
             let why = remote.acceptsRanges ? "did not say how large the file is" : "does not serve byte ranges"
             emit(.warning(.oneStream(url: Redaction.url(url), why: why)))

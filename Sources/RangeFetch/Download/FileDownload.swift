@@ -116,6 +116,19 @@ struct FileDownload {
             verificationSeconds = MonotonicTime.now() - lastByteAt
             for (want, source) in expected { emit(.verified(want, source: source)) }
         }
+        // An S3 multipart upload's composite checksums, part by part, where the parts are known.
+        if options.verifyAdvertisedDigests, let composites = remote.compositeChecksums {
+            do {
+                for (value, source) in try CompositeChecksumCheck.verify(composites, file: file, path: paths.final,
+                                                                         cancellation: cancellation) {
+                    emit(.verified(value, source: source))
+                }
+            } catch where error.code == .checksumMismatch {
+                store?.remove()
+                try? file.rename(to: paths.rejected)
+                throw error.with(message: "\(error.message); the bytes received were kept as \(paths.rejected)")
+            }
+        }
         if options.request.carriesCredentials(for: url) {
             try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.restoreUsualMode() }
         }

@@ -72,7 +72,8 @@ struct SourceResolver {
                     lease?.settle(open: loop.openConnections)
                 }
                 do {
-                    return try prober.probe(url)
+                    let remote = try prober.probe(url)
+                    return options.s3 == nil ? remote : withPartSizes(remote, prober: prober)
                 } catch where options.s3 != nil && error.httpStatus.map({ $0 >= 400 }) == true {
                     throw s3Failure(error)
                 }
@@ -89,6 +90,32 @@ struct SourceResolver {
             }
         }
     }
+
+    /// `remote` with the part sizes of its composite checksums (S3 multipart uploads), each
+    /// part's from a HEAD with `partNumber`, when there are at most
+    /// ``maximumPartsLookedUp`` parts and their sizes add up to the object's; otherwise left
+    /// unknown (the checksum is then reported as not checked).
+    private func withPartSizes(_ remote: RemoteFile, prober: Prober) -> RemoteFile {
+        guard var composites = remote.compositeChecksums, let size = remote.size else { return remote }
+        var known: [Int: [Int64]] = [:]
+        for index in composites.indices {
+            guard let parts = composites[index].parts, (1...Self.maximumPartsLookedUp).contains(parts) else { continue }
+            if known[parts] == nil {
+                let separator = url.contains("?") ? "&" : "?"
+                let sizes = (1...parts).map { number in
+                    try? prober.probe(url + separator + "partNumber=\(number)").size
+                }.compactMap { $0 }
+                known[parts] = sizes.count == parts && sizes.reduce(0, +) == size ? sizes : []
+            }
+            if let sizes = known[parts], !sizes.isEmpty { composites[index].partSizes = sizes }
+        }
+        var updated = remote
+        updated.compositeChecksums = composites
+        return updated
+    }
+
+    /// Most parts whose sizes are looked up, one HEAD each, for a composite checksum.
+    static let maximumPartsLookedUp = 64
 
     /// An S3 refusal with S3's own error code and message, read from a GET's body (a HEAD has none).
     private func s3Failure(_ error: DownloadError) -> DownloadError {

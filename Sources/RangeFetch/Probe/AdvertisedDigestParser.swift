@@ -29,7 +29,11 @@ enum AdvertisedDigestParser {
     /// are not verified.
     static func compositeChecksums(_ response: ResponseHead) -> [CompositeChecksum] {
         s3Checksums(response).compactMap { field, checksum in
-            if case .composite(let parts) = checksum { CompositeChecksum(header: field, parts: parts) } else { nil }
+            if case .composite(let value, let parts) = checksum {
+                CompositeChecksum(header: field, algorithm: value.algorithm, hex: value.hex, parts: parts)
+            } else {
+                nil
+            }
         }
     }
 

@@ -24,13 +24,14 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     /// for identity; such a body is fetched as one stream and decoded. `nil`: none.
     public var contentEncoding: String? = nil
     /// Checksums the server advertised that are not digests of the file: an S3 multipart
-    /// object's composite checksums (checksums of its parts' checksums). They are not verified.
+    /// object's composite checksums (checksums of its parts' checksums). Verified part by part
+    /// where the parts' sizes are known (``CompositeChecksum/partSizes``).
     public var compositeChecksums: [CompositeChecksum]? = nil
 
-    /// Notes owed to the user for checksums the server sent that cannot be checked as the
-    /// file's (``compositeChecksums``).
-    public var compositeChecksumWarnings: [DownloadWarning] {
-        (compositeChecksums ?? []).map {
+    /// Notes owed to the user for composite checksums that cannot be checked: the parts' sizes
+    /// are unknown, or (`streaming`) the file is not kept to be read again.
+    public func compositeChecksumWarnings(streaming: Bool = false) -> [DownloadWarning] {
+        (compositeChecksums ?? []).filter { streaming || $0.partSizes == nil }.map {
             .checksumNotWholeFile(url: Redaction.url(Source(remote: self).requestURL), header: $0.header, parts: $0.parts)
         }
     }
@@ -72,6 +73,13 @@ public struct AdvertisedDigest: Sendable, Equatable, Codable {
 public struct CompositeChecksum: Sendable, Equatable, Codable {
     /// The header it came from (`x-amz-checksum-crc32c`).
     public var header: String
+    /// The checksum's algorithm, used for the parts and over their checksums.
+    public var algorithm: DigestAlgorithm
+    /// The checksum of the parts' checksums, lower-case hex.
+    public var hex: String
     /// How many parts, when the server said.
     public var parts: Int?
+    /// Each part's size in bytes, in order, when looked up (S3's HEAD with `partNumber`); they
+    /// add up to the file's size.
+    public var partSizes: [Int64]? = nil
 }

@@ -8,8 +8,8 @@
 enum S3Checksum: Equatable {
     /// A checksum of the object's bytes.
     case wholeFile(DigestValue)
-    /// A checksum of the checksums of `parts` parts (`nil`: how many is not said).
-    case composite(parts: Int?)
+    /// A checksum (`value`) of the checksums of `parts` parts (`nil`: how many is not said).
+    case composite(DigestValue, parts: Int?)
 
     /// The headers read, with the algorithm of each.
     static let fields: [(name: String, algorithm: DigestAlgorithm)] = [
@@ -29,13 +29,15 @@ enum S3Checksum: Equatable {
             encoded = encoded[..<dash]
         }
         guard let bytes = Base64.decode(String(encoded)), bytes.count == algorithm.byteCount else { return nil }
+        let value = DigestValue(algorithm: algorithm, bytes: bytes)
+        let etagParts = etag.flatMap(multipartParts)
         switch type?.uppercased() {
-        case "FULL_OBJECT" where parts == nil: return .wholeFile(DigestValue(algorithm: algorithm, bytes: bytes))
-        case "COMPOSITE": return .composite(parts: parts)
+        case "FULL_OBJECT" where parts == nil: return .wholeFile(value)
+        case "COMPOSITE": return .composite(value, parts: parts ?? etagParts)
         default:
-            if parts != nil { return .composite(parts: parts) }
-            if algorithm != .crc64nvme, let count = etag.flatMap(multipartParts) { return .composite(parts: count) }
-            return .wholeFile(DigestValue(algorithm: algorithm, bytes: bytes))
+            if parts != nil { return .composite(value, parts: parts) }
+            if algorithm != .crc64nvme, let etagParts { return .composite(value, parts: etagParts) }
+            return .wholeFile(value)
         }
     }
 
