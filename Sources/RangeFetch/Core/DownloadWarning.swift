@@ -46,7 +46,8 @@ public enum DownloadWarning: Sendable, Equatable {
     /// TLS certificates are not checked.
     case certificatesUnchecked
     /// The server's checksum in `header` is not of the whole file (an S3 multipart upload's
-    /// composite checksum over `parts` parts): it is not verified. Routine (see ``isRoutine``).
+    /// composite checksum over `parts` parts) and the parts' sizes are unknown, or the file is
+    /// streamed: it is not verified. Routine (see ``isRoutine``).
     case checksumNotWholeFile(url: String, header: String, parts: Int?)
 
     /// Routine events a front end shows only when asked for detail.
