@@ -122,6 +122,7 @@ final class S3Tests {
             #expect(result.stdout.contains("\"event\":\"verified\",\"algorithm\":\"\(algorithm)\""), "\(key): not verified")
             #expect(result.stdout.contains("x-amz-checksum-\(algorithm) header"), "\(key): \(result.stdout.suffix(400))")
             try expectObject(out.file("\(key).bin"), key: "sum/\(key).bin", size: size)
+            try SchemaValidation.expectValid(result.stdout)
         }
         for (key, algorithm) in [("bad", "crc32c"), ("badn", "crc64nvme")] {
             let result = try runCLI(["s3://models/sum/\(key).bin", "-o", out.file("\(key).bin")], environment: server.environment)
@@ -137,6 +138,7 @@ final class S3Tests {
             #expect(composite.stdout.contains("x-amz-checksum-\(algorithm) header, composite of 2 parts"), "\(composite.stdout.suffix(500))")
             #expect(!composite.stdout.contains("checksum_not_whole_file"))
             try expectObject(out.file("\(key).bin"), key: "sum/\(key).bin", size: 6_000_000)
+            try SchemaValidation.expectValid(composite.stdout)
         }
         let changed = try runCLI(["s3://models/sum/mpbad.bin", "-o", out.file("mpbad.bin")], environment: server.environment)
         #expect(changed.status == 5, "\(changed.stderr)")
