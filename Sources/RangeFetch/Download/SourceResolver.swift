@@ -102,8 +102,8 @@ struct SourceResolver {
             guard let parts = composites[index].parts, (1...Self.maximumPartsLookedUp).contains(parts) else { continue }
             if known[parts] == nil {
                 let separator = url.contains("?") ? "&" : "?"
-                let sizes = (1...parts).map { number in
-                    try? prober.probe(url + separator + "partNumber=\(number)").size
+                let sizes = (1...parts).map { number -> Int64? in
+                    cancellation.isCancelled ? nil : try? prober.probe(url + separator + "partNumber=\(number)").size
                 }.compactMap { $0 }
                 known[parts] = sizes.count == parts && sizes.reduce(0, +) == size ? sizes : []
             }

@@ -1,6 +1,6 @@
 import COpenSSL
 
-/// A streaming message digest: over OpenSSL's EVP interface, or a ``CRC`` of our own.
+/// A streaming message digest: over OpenSSL's EVP interface, or a CRC (CRC32, CRC32C, CRC64NVME) of our own.
 ///
 /// ```swift
 /// var digest = Digest(.sha256)

@@ -1,5 +1,5 @@
 /// A digest algorithm rangefetch can verify with: the cryptographic digests (OpenSSL's) and the
-/// cyclic redundancy checks S3 stores (``CRC``), whose values are written big-endian.
+/// cyclic redundancy checks S3 stores (CRC32, CRC32C, CRC64NVME), whose values are written big-endian.
 public enum DigestAlgorithm: String, Sendable, CaseIterable, Codable {
     case sha256, sha512, sha1, md5
     /// CRC-32 as zlib computes it (S3's `CRC32`).
