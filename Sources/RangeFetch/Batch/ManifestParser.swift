@@ -40,7 +40,10 @@ public struct ManifestParser: Sendable {
         } else {
             // aria2c's mirrors: several URLs of one file, TAB-separated.
             var urls: [String] = []
-            for url in trimmed.split(separator: "\t").map({ $0.trimmingCharacters() }) where !url.isEmpty {
+            // Most lines hold one URL: split only a line with a TAB.
+            let fields = trimmed.utf8.contains(UInt8(ascii: "\t"))
+                ? trimmed.split(separator: "\t").map({ $0.trimmingCharacters() }) : [trimmed]
+            for url in fields where !url.isEmpty {
                 // The first URL may name an S3 object; its mirrors are http(s).
                 urls.append(urls.isEmpty ? try Manifest.checkedURL(String(url), fail: fail)
                                          : try Manifest.checkedMirror(String(url), fail: fail))
