@@ -570,10 +570,10 @@ def batch_section(section_id, title, commands, pairs, total_bytes, notes):
 
 
 def many_section():
-    files_batch_section("many", MANY_DIR, MANY_URL)
+    files_batch_section("many", MANY_DIR, MANY_URL, "Many files")
 
 
-def files_batch_section(section_id, directory, url):
+def files_batch_section(section_id, directory, url, heading):
     """Every file of directory (served at url/<name>) by one -i list, rangefetch against aria2c,
     16 at once."""
     names = sorted(os.listdir(directory))
@@ -587,7 +587,7 @@ def files_batch_section(section_id, directory, url):
     for name in names[:64]:
         warm(os.path.join(directory, name))
     total = sum(os.path.getsize(source) for source, _ in pairs)
-    batch_section(section_id, f"Many files: {len(names)} x {total // len(names) // 1024} KiB from nginx, 16 at once",
+    batch_section(section_id, f"{heading}: {len(names)} x {total // len(names) // 1024} KiB from nginx, 16 at once",
                   commands, pairs, total,
                   ["The wall time covers the whole list; rangefetch fdatasyncs every file before its rename."])
 
@@ -827,7 +827,8 @@ def lists_section():
     records, table_lines, notes = [], [], []
     for lines in LIST_LINES:
         listing, first_line_number = generated_list(lines, clock.port)
-        notes.append(f"{lines:,} lines: the first line of shard 1/{LIST_SHARD_COUNT} is line {first_line_number:,}.")
+        notes.append(f"{lines:,} lines: the first line of shard 1/{LIST_SHARD_COUNT} is "
+                     + (f"line {first_line_number:,}." if first_line_number else "none: the shard is empty."))
         setups = [(f"--shard 1/{LIST_SHARD_COUNT}", f"1/{LIST_SHARD_COUNT}", None), ("no shard, stopped after 3 s", None, 3.0)]
         firsts = {label: [] for label, _, _ in setups}
         samples = {label: [] for label, _, _ in setups}
@@ -879,7 +880,7 @@ def lists_section():
     sections.append({"id": "lists", "kind": "lists", "title": "Lists of millions: time to the first request",
                      "rows": records})
     if LISTS_DIR:
-        files_batch_section("lists-batch", LISTS_DIR, LISTS_URL)
+        files_batch_section("lists-batch", LISTS_DIR, LISTS_URL, "Lists: a batch of small files")
 
 
 def caps_section():

@@ -22,7 +22,7 @@
 #   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
 #   BENCH_LIST_LINES           lists section: lengths of the generated lists timed to their first
 #                              request ("1000000 10000000")
-#   BENCH_LIST_FILES (100000)  lists section: files of 4 KiB in the batch against aria2c
+#   BENCH_LIST_FILES (100000)  lists section: files of 4 KiB in the batch against aria2c (0: none)
 #   BENCH_CAPS_RATES ("12 6")  caps section: per-connection caps besides BENCH_RATE_MIB, MiB/s
 #   BENCH_FLEET_CLIENTS (4)    rangefetch processes at once in the fleet section (each writes a
 #                              copy of the BENCH_SIZE_MB file)
@@ -125,7 +125,7 @@ if wants many; then
     chmod 644 "$work/www/many"/*
 fi
 list_files=${BENCH_LIST_FILES:-100000}
-if wants lists; then
+if wants lists && [ "$list_files" -gt 0 ]; then
     echo "bench: generating ${list_files} files of 4 KiB" >&2
     mkdir -p "$work/www/lists"
     python3 -c 'import os,sys; [open(f"{sys.argv[1]}/f{i:06d}.bin","wb").write(os.urandom(4096)) for i in range(int(sys.argv[2]))]' \
@@ -206,7 +206,7 @@ WAN_URL="$wan_url" WAN_SOURCE="$work/www/wan.bin" WAN_NETNS="$RF_WAN_CLIENT_NS" 
 WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR="$results" \
 MANY_DIR="$(wants many && echo "$work/www/many")" MANY_URL="http://127.0.0.1:$port/many" \
 BATCH_SOURCE="$work/www/part.bin" MIRROR_URLS="$mirror_urls" FLEET_CACHE_URL="$cache_url" \
-LISTS_DIR="$(wants lists && echo "$work/www/lists")" LISTS_URL="http://127.0.0.1:$port/lists" CAPS_URLS="$caps_urls" \
+LISTS_DIR="$(wants lists && [ "$list_files" -gt 0 ] && echo "$work/www/lists")" LISTS_URL="http://127.0.0.1:$port/lists" CAPS_URLS="$caps_urls" \
 BATCH_URLS="$(wants batchcapped && for i in $(seq 1 "$batch_files"); do echo "http://127.0.0.1:$relay_port/part$i.bin"; done)" \
     python3 Benchmarks/bench.py &
 # In the background and waited for, so that a SIGTERM reaches our trap at once (bash runs traps
