@@ -37,10 +37,9 @@ struct PlainURL: Sendable, Equatable {
     /// https; `nil` when the URL is not plain.
     private static func split(_ bytes: UnsafeBufferPointer<UInt8>)
         -> (secure: Bool, host: Range<Int>, port: Int, path: Range<Int>, lastSegment: Range<Int>)? {
-        let http = Array("http://".utf8), https = Array("https://".utf8)
         let secure: Bool
-        if bytes.starts(with: http) { secure = false } else if bytes.starts(with: https) { secure = true } else { return nil }
-        var index = secure ? https.count : http.count
+        if bytes.starts(with: "http://".utf8) { secure = false } else if bytes.starts(with: "https://".utf8) { secure = true } else { return nil }
+        var index = secure ? 8 : 7
         let hostStart = index
         while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: ":") { index += 1 }
         let host = hostStart..<index
@@ -66,20 +65,33 @@ struct PlainURL: Sendable, Equatable {
 
     /// Lower-case labels of letters, digits and `-` with one starting with a letter (no IPv4
     /// form), or a dotted quad written as libcurl writes it back (`127.0.0.1`, not `127.000.0.1`).
+    /// One pass, no allocation: every line of a list comes here.
     private static func isPlainHost(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard !host.isEmpty else { return false }
-        let labels = host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        var named = false
-        for label in labels {
-            guard let first = label.first else { return false }
-            guard label.allSatisfy({ isLowerLetter($0) || isDigit($0) || $0 == UInt8(ascii: "-") }) else { return false }
-            if isLowerLetter(first) { named = true }
+        var named = false, labels = 0
+        var label = 0 // bytes of the current label
+        var value = 0, numeric = true, leadingZero = false, quad = true
+        for index in 0...host.count {
+            guard index < host.count, host[index] != UInt8(ascii: ".") else {
+                // The end of a label.
+                guard label > 0 else { return false }
+                labels += 1
+                if !(numeric && label <= 3 && !(leadingZero && label > 1) && value <= 255) { quad = false }
+                label = 0; value = 0; numeric = true; leadingZero = false
+                continue
+            }
+            let byte = host[index]
+            if isDigit(byte) {
+                if label == 0 && byte == UInt8(ascii: "0") { leadingZero = true }
+                if value <= 255 { value = value * 10 + Int(byte - UInt8(ascii: "0")) }
+            } else if isLowerLetter(byte) || byte == UInt8(ascii: "-") {
+                if label == 0 && isLowerLetter(byte) { named = true }
+                numeric = false
+            } else {
+                return false
+            }
+            label += 1
         }
-        if named { return true }
-        return labels.count == 4 && labels.allSatisfy { label in
-            label.allSatisfy(isDigit) && label.count <= 3 && (label.count == 1 || label.first != UInt8(ascii: "0"))
-                && label.reduce(0, { $0 * 10 + Int($1 - UInt8(ascii: "0")) }) <= 255
-        }
+        return named || (quad && labels == 4)
     }
 
     /// 1 to 65535 without a leading zero, else `nil`.
