@@ -881,7 +881,9 @@ def lists_section():
     say("|---|---|---|---|---|---|---|---|")
     for line in table_lines:
         say(line)
-    notes += [f"The list is generated (http://127.0.0.1:PORT/data/4096/fNNN.bin, a 4 KiB answer from a loopback "
+    notes += [f"Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (the first request "
+              "waits for CPU work, so a busy machine delays it; CPU s is the process's own).",
+              f"The list is generated (http://127.0.0.1:PORT/data/4096/fNNN.bin, a 4 KiB answer from a loopback "
               f"server of the benchmark's own); every line is checked (syntax, distinct paths) whatever the shard; "
               f"with --shard only the shard's ~1/{LIST_SHARD_COUNT} is fetched, so the wall time is the whole "
               f"list's reading. The shard K is one whose first line is line {LIST_SHARD_DEPTH:,} or just after "

@@ -4,7 +4,9 @@
 # 20 ms round trip, 0.1% loss, emulated in network namespaces of our own), each over plain HTTP,
 # HTTPS with HTTP/1.1 only, and HTTPS with HTTP/2 offered (nginx, a self-signed certificate that
 # every tool is given as its CA; axel has no CA option and runs with -k). Then the journal's and
-# the checksum's cost and hashing throughput. Needs root (namespaces, packages).
+# the checksum's cost and hashing throughput; lists of millions (time to the first request, peak
+# RSS, 4 KiB files against aria2c) and -n auto against fixed counts at several per-connection caps.
+# Needs root (namespaces, packages).
 #   scripts/bench.sh                                   everything: 1 GiB (WAN 256 MiB), 3 runs
 #   BENCH_SIZE_MB=64 BENCH_RUNS=1 BENCH_ONLY=wan RANGEFETCH=.build/release/rangefetch scripts/bench.sh
 #
