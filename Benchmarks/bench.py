@@ -42,7 +42,7 @@ SOURCE (the file served directly and through the relay), DIRECT_URL, CAPPED_URL 
 WAN_URL, WAN_SOURCE, WAN_NETNS, WAN_DESCRIPTION (optional), BENCH_RATE_MIB (25),
 BENCH_RUNS (3), BENCH_RUNS_SLOW (single-connection tools in the capped and wan scenarios;
 default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,many,batchcapped,mirrors,stream,journal,checksum,
-hash), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
+hash,fleet,lists,caps), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
 RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there),
 DIRECT_HTTPS_URL, DIRECT_H2_URL, CAPPED_HTTPS_URL, CAPPED_H2_URL, WAN_HTTPS_URL, WAN_H2_URL,
 TLS_CA (the servers' self-signed certificate), ACCESS_LOG, WAN_ACCESS_LOG (nginx's access logs,
@@ -180,9 +180,11 @@ def warm(path):
             pass
 
 
-def timed(argv, netns=""):
+def timed(argv, netns="", timeout_s=None):
     """Runs argv under /usr/bin/time (inside netns if given); returns a Sample or raises RunFailed.
-    The tool gets its own process group, so a timeout kills it and every child it started."""
+    The tool gets its own process group, so a timeout (timeout_s, else BENCH_TIMEOUT_S) kills it
+    and every child it started."""
+    timeout_s = timeout_s or TIMEOUT_SECONDS
     stats = os.path.join(WORK, "time.txt")
     command = ["/usr/bin/time", "-o", stats, "-f", "%e %U %S %M"] + argv
     if netns:
@@ -190,11 +192,11 @@ def timed(argv, netns=""):
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
-        stdout, stderr = process.communicate(timeout=TIMEOUT_SECONDS)
+        stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
-        raise RunFailed(f"timed out after {TIMEOUT_SECONDS:.0f} s")
+        raise RunFailed(f"timed out after {timeout_s:.0f} s")
     finally:
         if process.poll() is None:  # we are being stopped (SIGTERM, Ctrl-C): take the tool along
             os.killpg(process.pid, signal.SIGKILL)
@@ -246,9 +248,11 @@ class Row:
                 "runs": values}
 
 
-def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None, access_log=""):
+def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None, access_log="",
+                        timeout_s=None):
     """entries: [(Row, argv)]. Runs round 1 of every entry, then round 2, ...; a failed entry is not
-    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams).
+    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams); timeout_s
+    replaces BENCH_TIMEOUT_S for one run.
     check() tells whether a run's output is right (default: TARGET has the bytes of source).
     With access_log (nginx's), each run's TCP connections and protocols are read from it."""
     check = check or (lambda: identical(source))
@@ -260,7 +264,7 @@ def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: 
             clean()
             offset = log_size(access_log)
             try:
-                sample = timed(argv, netns)
+                sample = timed(argv, netns, timeout_s)
             except RunFailed as failure:
                 row.error = f"run {index + 1}: {failure}"
                 say(f"  {row.label}: failed, {row.error}")
@@ -544,12 +548,12 @@ def same_files(pairs):
     return all(same_bytes(source, out) for source, out in pairs)
 
 
-def batch_section(section_id, title, commands, pairs, total_bytes, notes):
+def batch_section(section_id, title, commands, pairs, total_bytes, notes, timeout_s=None):
     """commands: [(Row, argv)] that each fetch every file of `pairs` into OUT; alternating runs,
     every file compared with its source after every run."""
     say()
     say(f"running {title}: {len(commands)} commands x {RUNS} runs, alternating")
-    measure_alternating(commands, None, RUNS, check=lambda: same_files(pairs))
+    measure_alternating(commands, None, RUNS, check=lambda: same_files(pairs), timeout_s=timeout_s)
     rows = [row for row, _ in commands]
     files = len(pairs)
     extra_notes = []
@@ -587,9 +591,11 @@ def files_batch_section(section_id, directory, url, heading):
     for name in names[:64]:
         warm(os.path.join(directory, name))
     total = sum(os.path.getsize(source) for source, _ in pairs)
+    # aria2c fetches about a hundred small files a second: 100,000 of them outlast BENCH_TIMEOUT_S.
     batch_section(section_id, f"{heading}: {len(names)} x {total // len(names) // 1024} KiB from nginx, 16 at once",
                   commands, pairs, total,
-                  ["The wall time covers the whole list; rangefetch fdatasyncs every file before its rename."])
+                  ["The wall time covers the whole list; rangefetch fdatasyncs every file before its rename."],
+                  timeout_s=max(TIMEOUT_SECONDS, len(names) * 0.05))
 
 
 def batch_capped_section():
@@ -755,6 +761,7 @@ class RequestClock:
             def do_GET(self):
                 if clock.first is None:
                     clock.first = time.monotonic()
+                    clock.first_cpu = clock.cpu_seconds()
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -767,9 +774,21 @@ class RequestClock:
                 pass  # a client stopped mid-request (the runs without a shard are cut short)
 
         self.first = None
+        self.first_cpu = None
+        self.pid = None  # the client's, whose CPU time the first request notes
         self.server = Server(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def cpu_seconds(self):
+        """The client's CPU time so far (user+system, from /proc), or None: unlike the wall time to
+        the first request, it does not grow when other work on the machine takes the CPUs."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, TypeError, IndexError, ValueError):
+            return None
 
 
 def generated_list(lines, port):
@@ -799,12 +818,14 @@ def generated_list(lines, port):
 
 def first_request_run(clock, listing, shard, limit_s):
     """rangefetch -i listing (with --shard shard, if any), stopped after limit_s when given: a
-    Sample (wall time, CPU, peak RSS) and the seconds from its start to the first request."""
+    Sample (wall time, CPU, peak RSS), the seconds from its start to the first request, and its
+    CPU seconds by then."""
     clean()
-    clock.first = None
+    clock.first = clock.first_cpu = None
     argv = [RF, "-q", "-i", listing, "-d", OUT] + RF_FLAGS + (["--shard", shard] if shard else [])
     started = time.monotonic()
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    clock.pid = process.pid
     try:
         deadline = started + (limit_s or TIMEOUT_SECONDS)
         while True:
@@ -825,7 +846,7 @@ def first_request_run(clock, listing, shard, limit_s):
     if process.returncode != 0 and not limit_s:
         raise RunFailed(f"exit {process.returncode}")
     sample = Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
-    return sample, (clock.first - started) if clock.first is not None else None
+    return sample, (clock.first - started) if clock.first is not None else None, clock.first_cpu
 
 
 def lists_section():
@@ -841,6 +862,7 @@ def lists_section():
         setups = [(f"--shard {shard}/{LIST_SHARD_COUNT} (its first line: {format(first_line_number, ',') if first_line_number else 'none'})",
                    f"{shard}/{LIST_SHARD_COUNT}", None), ("no shard, stopped after 3 s", None, 3.0)]
         firsts = {label: [] for label, _, _ in setups}
+        first_cpus = {label: [] for label, _, _ in setups}
         samples = {label: [] for label, _, _ in setups}
         errors = {}
         for index in range(RUNS):
@@ -848,37 +870,42 @@ def lists_section():
                 if label in errors:
                     continue
                 try:
-                    sample, first = first_request_run(clock, listing, shard, limit)
+                    sample, first, first_cpu = first_request_run(clock, listing, shard, limit)
                 except RunFailed as failure:
                     errors[label] = f"run {index + 1}: {failure}"
                     say(f"  {lines:,} lines, {label}: failed, {errors[label]}")
                     continue
                 samples[label].append(sample)
                 firsts[label].append(first if first is not None else float("nan"))
+                first_cpus[label].append(first_cpu if first_cpu is not None else float("nan"))
                 print(f"  run {index + 1}/{RUNS} {lines:,} lines, {label}: first request "
-                      f"{'-' if first is None else f'{first:.2f} s'}, {sample.wall_s:.2f} s, {sample.rss_mib:.0f} MiB",
+                      f"{'-' if first is None else f'{first:.2f} s'} ({'-' if first_cpu is None else f'{first_cpu:.2f}'} "
+                      f"CPU s), {sample.wall_s:.2f} s, {sample.rss_mib:.0f} MiB",
                       flush=True)
         for label, _, limit in setups:
             if not samples[label]:
-                table_lines.append(f"| {lines:,} | {label} | 0 | failed | - | - | - | {errors.get(label, '')} |")
+                table_lines.append(f"| {lines:,} | {label} | 0 | failed | - | - | - | - | {errors.get(label, '')} |")
                 records.append({"lines": lines, "setup": label, "status": "failed", "error": errors.get(label)})
                 continue
             row = Row(label, samples=samples[label])
             first = {"median": round(statistics.median(firsts[label]), 3), "min": round(min(firsts[label]), 3),
                      "max": round(max(firsts[label]), 3), "runs": [round(f, 3) for f in firsts[label]]}
+            first_cpu = {"median": round(statistics.median(first_cpus[label]), 2), "min": round(min(first_cpus[label]), 2),
+                         "max": round(max(first_cpus[label]), 2), "runs": [round(c, 2) for c in first_cpus[label]]}
             wall, cpu, rss = row.spread("wall_s"), row.spread("cpu_s"), row.spread("rss_mib")
             met = first["max"] <= FIRST_REQUEST_TARGET_S and rss["max"] <= RSS_TARGET_MIB
-            table_lines.append(f"| {lines:,} | {label} | {len(row.samples)} | {range_text(first, 2)} | "
+            table_lines.append(f"| {lines:,} | {label} | {len(row.samples)} | {range_text(first, 2)} | {range_text(first_cpu, 2)} | "
                                f"{'-' if limit else range_text(wall, 2)} | {range_text(cpu, 2)} | {range_text(rss, 0)} | "
                                f"{'yes' if met else 'no'} |")
             records.append({"lines": lines, "setup": label, "status": "ok", "first_request_s": first,
+                            "cpu_s_at_first_request": first_cpu,
                             "wall_s": None if limit else wall, "cpu_s": cpu, "rss_mib": rss, "target_met": met})
     clock.server.shutdown()
     say()
     say(f"## Lists of millions: time from start to the first request, and peak RSS")
-    say("| lines | setup | runs | first request s median (min–max) | wall s | CPU s | peak RSS MiB | "
+    say("| lines | setup | runs | first request s median (min–max) | CPU s by then | wall s | CPU s | peak RSS MiB | "
         f"first request ≤ {FIRST_REQUEST_TARGET_S:.0f} s and RSS ≤ {RSS_TARGET_MIB} MiB |")
-    say("|---|---|---|---|---|---|---|---|")
+    say("|---|---|---|---|---|---|---|---|---|")
     for line in table_lines:
         say(line)
     notes += [f"Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (the first request "
