@@ -21,6 +21,8 @@ struct PlainURLTests {
         ("http://h/.hidden", true),
         ("http://h/A~b_c-d.E", true),
         ("http://h/" + String(repeating: "n", count: 300) + ".bin", true),
+        ("http://" + String(repeating: "a", count: 64) + ".example/x", true),
+        ("http://" + String(repeating: "a", count: 300) + "/x", true),
         ("HTTP://h/x", false),
         ("http://H/x", false),
         ("http://Example.com/x", false),
