@@ -321,13 +321,14 @@ def row_record(row, size, medians, baselines):
 
 
 def table(section_id, title, rows, size, notes=(), baselines=True, extra=None):
-    """Prints a markdown table of rows and adds the section to the JSON report."""
+    """Prints a markdown table of rows and adds the section to the JSON report. baselines: True
+    for the "speed vs" columns of BASELINES, False for none, or the labels of the rows to compare with."""
     medians = {r.label: r.spread("wall_s")["median"] for r in rows if r.samples}
     say()
     say(f"## {title}")
     heads = ["command", "fdatasync", "runs", "wall s median (min–max)", "wall s, every run", "spread",
              "MiB/s", "CPU s (user+sys)", "peak RSS MiB"]
-    used_baselines = BASELINES if baselines else ()
+    used_baselines = BASELINES if baselines is True else tuple(baselines or ())
     logged = any(s.tcp_connections is not None for r in rows for s in r.samples)
     if logged:
         heads.append("TCP conns (server log)")
@@ -360,7 +361,8 @@ def expand(tool, url):
     return [part.format(**values) for part in argv]
 
 
-def scenario(section_id, title, chart_title, url, source, netns="", notes=(), access_log="", tools=TOOLS):
+def scenario(section_id, title, chart_title, url, source, netns="", notes=(), access_log="", tools=TOOLS,
+             baselines=True):
     tools = [tool for tool in tools if tool.name in TOOL_NAMES]
     entries = [(Row(tool.label, tool.name, tool.fdatasync), expand(tool, url)) for tool in tools]
     single = {tool.label for tool in tools if tool.single_connection}
@@ -372,7 +374,7 @@ def scenario(section_id, title, chart_title, url, source, netns="", notes=(), ac
                         runs_for=lambda row: RUNS_SLOW if slow and row.label in single else None,
                         access_log=access_log)
     notes = list(notes) + [FSYNC_NOTE, "speed vs X = X's median wall time / this row's (above 1: faster)."]
-    return table(section_id, title, [row for row, _ in entries], os.path.getsize(source), notes,
+    return table(section_id, title, [row for row, _ in entries], os.path.getsize(source), notes, baselines=baselines,
                  extra={"kind": "scenario", "chart_title": chart_title, "url": url, "netns": netns or None})
 
 
@@ -935,6 +937,7 @@ def caps_section():
     for rate, url in CAPS_URLS:
         section = scenario(f"caps-{rate}", f"Per-connection cap {rate} MiB/s: -n auto against fixed counts",
                            f"Capped: {rate} MiB/s per connection", url, SOURCE, access_log=ACCESS_LOG, tools=tools,
+                           baselines=("axel -n 16",),
                            notes=[f"Every TCP connection is capped at {rate} MiB/s by rf-relay in front of nginx; "
                                   "aria2c and axel at their maximum of 16 connections."])
         medians = {r["label"]: r["wall_s"]["median"] for r in section["rows"] if r["status"] == "ok" and r.get("wall_s")}
