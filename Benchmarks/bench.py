@@ -19,6 +19,12 @@ Sections for rangefetch alone: journal (checkpoint cost), checksum (incremental 
 hash (digest throughput against sha256sum, openssl and md5sum), fleet (BENCH_FLEET_CLIENTS
 processes at once straight to nginx, then through nginx's slice cache cold and warm: wall time of
 the whole fleet and the bytes the origin served, from its access log; docs/fleet.md).
+Lists of millions (issue 26):
+  lists        generated -i lists of BENCH_LIST_LINES lines: time from start to the first request
+               and peak RSS, with --shard 1/100000 and without; then BENCH_LIST_FILES (100000)
+               files of 4 KiB from nginx, rangefetch -i against aria2c -i, 16 at once
+  caps         -n auto against -n 16, 32 and 64 (aria2c and axel at their 16 alongside) through
+               relays capping each connection at BENCH_RATE_MIB and at BENCH_CAPS_RATES MiB/s
 
 How a number is made, so that tools are compared under the same conditions:
   * the output directory is on disk (bench.sh refuses tmpfs); the served file is read once before
@@ -36,12 +42,14 @@ SOURCE (the file served directly and through the relay), DIRECT_URL, CAPPED_URL 
 WAN_URL, WAN_SOURCE, WAN_NETNS, WAN_DESCRIPTION (optional), BENCH_RATE_MIB (25),
 BENCH_RUNS (3), BENCH_RUNS_SLOW (single-connection tools in the capped and wan scenarios;
 default BENCH_RUNS), BENCH_ONLY (all, or a comma list of unthrottled,capped,wan,many,batchcapped,mirrors,stream,journal,checksum,
-hash), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
+hash,fleet,lists,caps), BENCH_TOOLS (curl aria2c axel rangefetch), BENCH_TIMEOUT_S (900 per run),
 RF_FLAGS (extra rangefetch flags), RESULTS_DIR (writes latest.md and latest.json there),
 DIRECT_HTTPS_URL, DIRECT_H2_URL, CAPPED_HTTPS_URL, CAPPED_H2_URL, WAN_HTTPS_URL, WAN_H2_URL,
 TLS_CA (the servers' self-signed certificate), ACCESS_LOG, WAN_ACCESS_LOG (nginx's access logs,
 whose last two fields are the TCP connection number and the protocol), FLEET_CACHE_URL (the
-caching nginx in front of DIRECT_URL's nginx), BENCH_FLEET_CLIENTS (4).
+caching nginx in front of DIRECT_URL's nginx), BENCH_FLEET_CLIENTS (4), LISTS_DIR and LISTS_URL
+(the lists section's small files and where nginx serves them), BENCH_LIST_LINES ("1000000
+10000000"), CAPS_URLS (RATE=URL ...: the file through a relay capping each connection at RATE MiB/s).
 """
 
 import json
@@ -83,6 +91,10 @@ ACCESS_LOG = os.environ.get("ACCESS_LOG", "")
 WAN_ACCESS_LOG = os.environ.get("WAN_ACCESS_LOG", "")
 FLEET_CACHE_URL = os.environ.get("FLEET_CACHE_URL", "")  # nginx's slice cache in front of DIRECT_URL's nginx
 FLEET_CLIENTS = int(os.environ.get("BENCH_FLEET_CLIENTS", "4"))
+LISTS_DIR = os.environ.get("LISTS_DIR", "")        # the lists section's 4 KiB files, served at LISTS_URL/<name>
+LISTS_URL = os.environ.get("LISTS_URL", "")
+LIST_LINES = [int(n) for n in os.environ.get("BENCH_LIST_LINES", "1000000 10000000").split()]
+CAPS_URLS = [pair.split("=", 1) for pair in os.environ.get("CAPS_URLS", "").split()]  # [[rate, url]]
 
 TARGET_NAME = "file.bin"
 TARGET = os.path.join(OUT, TARGET_NAME)
@@ -168,9 +180,11 @@ def warm(path):
             pass
 
 
-def timed(argv, netns=""):
+def timed(argv, netns="", timeout_s=None):
     """Runs argv under /usr/bin/time (inside netns if given); returns a Sample or raises RunFailed.
-    The tool gets its own process group, so a timeout kills it and every child it started."""
+    The tool gets its own process group, so a timeout (timeout_s, else BENCH_TIMEOUT_S) kills it
+    and every child it started."""
+    timeout_s = timeout_s or TIMEOUT_SECONDS
     stats = os.path.join(WORK, "time.txt")
     command = ["/usr/bin/time", "-o", stats, "-f", "%e %U %S %M"] + argv
     if netns:
@@ -178,11 +192,11 @@ def timed(argv, netns=""):
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
-        stdout, stderr = process.communicate(timeout=TIMEOUT_SECONDS)
+        stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
-        raise RunFailed(f"timed out after {TIMEOUT_SECONDS:.0f} s")
+        raise RunFailed(f"timed out after {timeout_s:.0f} s")
     finally:
         if process.poll() is None:  # we are being stopped (SIGTERM, Ctrl-C): take the tool along
             os.killpg(process.pid, signal.SIGKILL)
@@ -234,9 +248,11 @@ class Row:
                 "runs": values}
 
 
-def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None, access_log=""):
+def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None, access_log="",
+                        timeout_s=None):
     """entries: [(Row, argv)]. Runs round 1 of every entry, then round 2, ...; a failed entry is not
-    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams).
+    retried. runs_for(entry) may lower an entry's number of rounds (slow single streams); timeout_s
+    replaces BENCH_TIMEOUT_S for one run.
     check() tells whether a run's output is right (default: TARGET has the bytes of source).
     With access_log (nginx's), each run's TCP connections and protocols are read from it."""
     check = check or (lambda: identical(source))
@@ -248,7 +264,7 @@ def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: 
             clean()
             offset = log_size(access_log)
             try:
-                sample = timed(argv, netns)
+                sample = timed(argv, netns, timeout_s)
             except RunFailed as failure:
                 row.error = f"run {index + 1}: {failure}"
                 say(f"  {row.label}: failed, {row.error}")
@@ -305,13 +321,14 @@ def row_record(row, size, medians, baselines):
 
 
 def table(section_id, title, rows, size, notes=(), baselines=True, extra=None):
-    """Prints a markdown table of rows and adds the section to the JSON report."""
+    """Prints a markdown table of rows and adds the section to the JSON report. baselines: True
+    for the "speed vs" columns of BASELINES, False for none, or the labels of the rows to compare with."""
     medians = {r.label: r.spread("wall_s")["median"] for r in rows if r.samples}
     say()
     say(f"## {title}")
     heads = ["command", "fdatasync", "runs", "wall s median (min–max)", "wall s, every run", "spread",
              "MiB/s", "CPU s (user+sys)", "peak RSS MiB"]
-    used_baselines = BASELINES if baselines else ()
+    used_baselines = BASELINES if baselines is True else tuple(baselines or ())
     logged = any(s.tcp_connections is not None for r in rows for s in r.samples)
     if logged:
         heads.append("TCP conns (server log)")
@@ -344,8 +361,9 @@ def expand(tool, url):
     return [part.format(**values) for part in argv]
 
 
-def scenario(section_id, title, chart_title, url, source, netns="", notes=(), access_log=""):
-    tools = [tool for tool in TOOLS if tool.name in TOOL_NAMES]
+def scenario(section_id, title, chart_title, url, source, netns="", notes=(), access_log="", tools=TOOLS,
+             baselines=True):
+    tools = [tool for tool in tools if tool.name in TOOL_NAMES]
     entries = [(Row(tool.label, tool.name, tool.fdatasync), expand(tool, url)) for tool in tools]
     single = {tool.label for tool in tools if tool.single_connection}
     slow = section_id.split("-")[0] in ("capped", "wan")
@@ -356,7 +374,7 @@ def scenario(section_id, title, chart_title, url, source, netns="", notes=(), ac
                         runs_for=lambda row: RUNS_SLOW if slow and row.label in single else None,
                         access_log=access_log)
     notes = list(notes) + [FSYNC_NOTE, "speed vs X = X's median wall time / this row's (above 1: faster)."]
-    return table(section_id, title, [row for row, _ in entries], os.path.getsize(source), notes,
+    return table(section_id, title, [row for row, _ in entries], os.path.getsize(source), notes, baselines=baselines,
                  extra={"kind": "scenario", "chart_title": chart_title, "url": url, "netns": netns or None})
 
 
@@ -513,18 +531,31 @@ def write_list(name, urls):
     return path
 
 
+def same_bytes(source, output):
+    """Whether output exists with source's bytes (cmp, without a process per file: the lists
+    section compares 100,000 files after every run)."""
+    if not os.path.exists(output) or os.path.getsize(source) != os.path.getsize(output):
+        return False
+    with open(source, "rb") as first, open(output, "rb") as second:
+        while True:
+            left, right = first.read(MIB), second.read(MIB)
+            if left != right:
+                return False
+            if not left:
+                return True
+
+
 def same_files(pairs):
     """pairs: [(source, output)]; True when every output exists with the source's bytes."""
-    return all(os.path.exists(out) and subprocess.run(["cmp", "-s", source, out]).returncode == 0
-               for source, out in pairs)
+    return all(same_bytes(source, out) for source, out in pairs)
 
 
-def batch_section(section_id, title, commands, pairs, total_bytes, notes):
+def batch_section(section_id, title, commands, pairs, total_bytes, notes, timeout_s=None):
     """commands: [(Row, argv)] that each fetch every file of `pairs` into OUT; alternating runs,
     every file compared with its source after every run."""
     say()
     say(f"running {title}: {len(commands)} commands x {RUNS} runs, alternating")
-    measure_alternating(commands, None, RUNS, check=lambda: same_files(pairs))
+    measure_alternating(commands, None, RUNS, check=lambda: same_files(pairs), timeout_s=timeout_s)
     rows = [row for row, _ in commands]
     files = len(pairs)
     extra_notes = []
@@ -545,20 +576,28 @@ def batch_section(section_id, title, commands, pairs, total_bytes, notes):
 
 
 def many_section():
-    names = sorted(os.listdir(MANY_DIR))
-    listing = write_list("many.txt", [f"{MANY_URL}/{name}" for name in names])
-    pairs = [(os.path.join(MANY_DIR, name), os.path.join(OUT, name)) for name in names]
+    files_batch_section("many", MANY_DIR, MANY_URL, "Many files")
+
+
+def files_batch_section(section_id, directory, url, heading):
+    """Every file of directory (served at url/<name>) by one -i list, rangefetch against aria2c,
+    16 at once."""
+    names = sorted(os.listdir(directory))
+    listing = write_list(f"{section_id}.txt", [f"{url}/{name}" for name in names])
+    pairs = [(os.path.join(directory, name), os.path.join(OUT, name)) for name in names]
     commands = [
         (Row("aria2c -j16 -i", "aria2c"), ["aria2c", "-q", "-j16", "-i", listing, "-d", OUT, "--file-allocation=none",
                                           "--allow-overwrite=true", "--auto-file-renaming=false"]),
         (Row("rangefetch -j 16 -i", "rangefetch", True), [RF, "-q", "-j", "16", "-i", listing, "-d", OUT] + RF_FLAGS),
     ]
     for name in names[:64]:
-        warm(os.path.join(MANY_DIR, name))
+        warm(os.path.join(directory, name))
     total = sum(os.path.getsize(source) for source, _ in pairs)
-    batch_section("many", f"Many files: {len(names)} x {total // len(names) // 1024} KiB from nginx, 16 at once",
+    # aria2c fetches about a hundred small files a second: 100,000 of them outlast BENCH_TIMEOUT_S.
+    batch_section(section_id, f"{heading}: {len(names)} x {total // len(names) // 1024} KiB from nginx, 16 at once",
                   commands, pairs, total,
-                  ["The wall time covers the whole list; rangefetch fdatasyncs every file before its rename."])
+                  ["The wall time covers the whole list; rangefetch fdatasyncs every file before its rename."],
+                  timeout_s=max(TIMEOUT_SECONDS, len(names) * 0.05))
 
 
 def batch_capped_section():
@@ -696,6 +735,224 @@ def fleet_section():
                  "origin_bytes": {row.label: served[row.label] for row in rows}})
 
 
+# -- lists of millions (issue 26) ----------------------------------------------------------------
+
+LIST_SHARD_COUNT = 100000
+LIST_SHARD_DEPTH = 200000     # the line the shard's first request waits for (about twice the mean)
+FIRST_REQUEST_TARGET_S = 1.0  # the issue's figures: the first request within 1 s of start,
+RSS_TARGET_MIB = 100          # and at most 100 MiB of peak RSS for 10 M lines
+
+
+class RequestClock:
+    """A loopback server answering every GET with 4 KiB and noting when the first came (nginx
+    logs a request only when its response ends, and not to the microsecond)."""
+
+    def __init__(self):
+        import http.server
+        import socketserver
+        import threading
+        clock = self
+        body = b"x" * 4096
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                if clock.first is None:
+                    clock.first = time.monotonic()
+                    clock.first_cpu = clock.cpu_seconds()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address):
+                pass  # a client stopped mid-request (the runs without a shard are cut short)
+
+        self.first = None
+        self.first_cpu = None
+        self.pid = None  # the client's, whose CPU time the first request notes
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def cpu_seconds(self):
+        """The client's CPU time so far (user+system, from /proc), or None: unlike the wall time to
+        the first request, it does not grow when other work on the machine takes the CPUs."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, TypeError, IndexError, ValueError):
+            return None
+
+
+def generated_list(lines, port):
+    """A list of `lines` URLs of 4 KiB files on port, and a shard K of LIST_SHARD_COUNT whose first
+    line is LIST_SHARD_DEPTH (or the first line after it that starts a shard; half the list for a
+    shorter one): the first request of --shard K/N waits for that many lines to be read, so the
+    figure does not depend on where the port (part of every URL) puts shard 1's first line.
+    Returns (path, K, that line)."""
+    import hashlib
+    path = os.path.join(WORK, f"list-{lines}.txt")
+    width = len(str(lines))
+    depth = LIST_SHARD_DEPTH if lines >= 2 * LIST_SHARD_DEPTH else max(1, lines // 2)
+    seen, found = set(), None
+    with open(path, "w") as handle:
+        for start in range(0, lines, 100000):
+            urls = [f"http://127.0.0.1:{port}/data/4096/f{i:0{width}d}.bin" for i in range(start, min(lines, start + 100000))]
+            handle.write("\n".join(urls) + "\n")
+            for offset, url in enumerate(urls):
+                if found:
+                    break
+                shard = int.from_bytes(hashlib.sha256(url.encode()).digest()[:8], "big") % LIST_SHARD_COUNT
+                if start + offset + 1 >= depth and shard not in seen:
+                    found = (shard, start + offset + 1)
+                seen.add(shard)
+    return (path,) + (found or (1, None))
+
+
+def first_request_run(clock, listing, shard, limit_s):
+    """rangefetch -i listing (with --shard shard, if any), stopped after limit_s when given: a
+    Sample (wall time, CPU, peak RSS), the seconds from its start to the first request, and its
+    CPU seconds by then."""
+    clean()
+    clock.first = clock.first_cpu = None
+    argv = [RF, "-q", "-i", listing, "-d", OUT] + RF_FLAGS + (["--shard", shard] if shard else [])
+    started = time.monotonic()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    clock.pid = process.pid
+    try:
+        deadline = started + (limit_s or TIMEOUT_SECONDS)
+        while True:
+            done, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.killpg(process.pid, signal.SIGTERM)
+                done, status, usage = os.wait4(process.pid, 0)
+                break
+            time.sleep(0.005)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    wall = time.monotonic() - started
+    if process.returncode != 0 and not limit_s:
+        raise RunFailed(f"exit {process.returncode}")
+    sample = Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+    return sample, (clock.first - started) if clock.first is not None else None, clock.first_cpu
+
+
+def lists_section():
+    """Time to the first request and peak RSS for generated lists of BENCH_LIST_LINES lines,
+    then BENCH_LIST_FILES files of 4 KiB by one list against aria2c."""
+    clock = RequestClock()
+    say()
+    say(f"running lists: {', '.join(f'{n:,}' for n in LIST_LINES)} lines, --shard K/{LIST_SHARD_COUNT} and "
+        f"without (stopped after 3 s), {RUNS} runs each, alternating")
+    records, table_lines, notes = [], [], []
+    for lines in LIST_LINES:
+        listing, shard, first_line_number = generated_list(lines, clock.port)
+        setups = [(f"--shard {shard}/{LIST_SHARD_COUNT} (its first line: {format(first_line_number, ',') if first_line_number else 'none'})",
+                   f"{shard}/{LIST_SHARD_COUNT}", None), ("no shard, stopped after 3 s", None, 3.0)]
+        firsts = {label: [] for label, _, _ in setups}
+        first_cpus = {label: [] for label, _, _ in setups}
+        samples = {label: [] for label, _, _ in setups}
+        errors = {}
+        for index in range(RUNS):
+            for label, shard, limit in setups:
+                if label in errors:
+                    continue
+                try:
+                    sample, first, first_cpu = first_request_run(clock, listing, shard, limit)
+                except RunFailed as failure:
+                    errors[label] = f"run {index + 1}: {failure}"
+                    say(f"  {lines:,} lines, {label}: failed, {errors[label]}")
+                    continue
+                samples[label].append(sample)
+                firsts[label].append(first if first is not None else float("nan"))
+                first_cpus[label].append(first_cpu if first_cpu is not None else float("nan"))
+                print(f"  run {index + 1}/{RUNS} {lines:,} lines, {label}: first request "
+                      f"{'-' if first is None else f'{first:.2f} s'} ({'-' if first_cpu is None else f'{first_cpu:.2f}'} "
+                      f"CPU s), {sample.wall_s:.2f} s, {sample.rss_mib:.0f} MiB",
+                      flush=True)
+        for label, _, limit in setups:
+            if not samples[label]:
+                table_lines.append(f"| {lines:,} | {label} | 0 | failed | - | - | - | - | {errors.get(label, '')} |")
+                records.append({"lines": lines, "setup": label, "status": "failed", "error": errors.get(label)})
+                continue
+            row = Row(label, samples=samples[label])
+            first = {"median": round(statistics.median(firsts[label]), 3), "min": round(min(firsts[label]), 3),
+                     "max": round(max(firsts[label]), 3), "runs": [round(f, 3) for f in firsts[label]]}
+            first_cpu = {"median": round(statistics.median(first_cpus[label]), 2), "min": round(min(first_cpus[label]), 2),
+                         "max": round(max(first_cpus[label]), 2), "runs": [round(c, 2) for c in first_cpus[label]]}
+            wall, cpu, rss = row.spread("wall_s"), row.spread("cpu_s"), row.spread("rss_mib")
+            met = first["max"] <= FIRST_REQUEST_TARGET_S and rss["max"] <= RSS_TARGET_MIB
+            table_lines.append(f"| {lines:,} | {label} | {len(row.samples)} | {range_text(first, 2)} | {range_text(first_cpu, 2)} | "
+                               f"{'-' if limit else range_text(wall, 2)} | {range_text(cpu, 2)} | {range_text(rss, 0)} | "
+                               f"{'yes' if met else 'no'} |")
+            records.append({"lines": lines, "setup": label, "status": "ok", "first_request_s": first,
+                            "cpu_s_at_first_request": first_cpu,
+                            "wall_s": None if limit else wall, "cpu_s": cpu, "rss_mib": rss, "target_met": met})
+    clock.server.shutdown()
+    say()
+    say(f"## Lists of millions: time from start to the first request, and peak RSS")
+    say("| lines | setup | runs | first request s median (min–max) | CPU s by then | wall s | CPU s | peak RSS MiB | "
+        f"first request ≤ {FIRST_REQUEST_TARGET_S:.0f} s and RSS ≤ {RSS_TARGET_MIB} MiB |")
+    say("|---|---|---|---|---|---|---|---|---|")
+    for line in table_lines:
+        say(line)
+    notes += [f"Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (the first request "
+              "waits for CPU work, so a busy machine delays it; CPU s is the process's own).",
+              f"The list is generated (http://127.0.0.1:PORT/data/4096/fNNN.bin, a 4 KiB answer from a loopback "
+              f"server of the benchmark's own); every line is checked (syntax, distinct paths) whatever the shard; "
+              f"with --shard only the shard's ~1/{LIST_SHARD_COUNT} is fetched, so the wall time is the whole "
+              f"list's reading. The shard K is one whose first line is line {LIST_SHARD_DEPTH:,} or just after "
+              "(half the list for a shorter one), about twice the mean depth of a shard's first line: its first "
+              "request waits for the lines before it to be checked. Without a shard the run is stopped after 3 s: "
+              "only its first request and RSS count."]
+    for note in notes:
+        say(note)
+    sections.append({"id": "lists", "kind": "lists", "title": "Lists of millions: time to the first request",
+                     "rows": records})
+    if LISTS_DIR:
+        files_batch_section("lists-batch", LISTS_DIR, LISTS_URL, "Lists: a batch of small files")
+
+
+def caps_section():
+    """-n auto against fixed counts through relays capping every connection, at each rate."""
+    fixed = [16, 32, 64]
+    tools = [tool for tool in TOOLS if tool.name in ("aria2c", "axel")] + \
+        [Tool(f"rangefetch -n {count}", "rangefetch", [RF, "-q", "-n", str(count)] + RF_FLAGS + ["-o", "{out}", "{url}"],
+              fdatasync=True) for count in fixed] + \
+        [tool for tool in TOOLS if tool.label == "rangefetch -n auto"]
+    for rate, url in CAPS_URLS:
+        section = scenario(f"caps-{rate}", f"Per-connection cap {rate} MiB/s: -n auto against fixed counts",
+                           f"Capped: {rate} MiB/s per connection", url, SOURCE, access_log=ACCESS_LOG, tools=tools,
+                           baselines=("axel -n 16",),
+                           notes=[f"Every TCP connection is capped at {rate} MiB/s by rf-relay in front of nginx; "
+                                  "aria2c and axel at their maximum of 16 connections."])
+        medians = {r["label"]: r["wall_s"]["median"] for r in section["rows"] if r["status"] == "ok" and r.get("wall_s")}
+        fixed_medians = {label: wall for label, wall in medians.items()
+                         if label.startswith("rangefetch -n ") and label != "rangefetch -n auto"}
+        auto = medians.get("rangefetch -n auto")
+        if auto and fixed_medians:
+            best = min(fixed_medians, key=fixed_medians.get)
+            slower = (auto / fixed_medians[best] - 1) * 100
+            verdict = "within 5%" if slower <= 5 else "NOT within 5%"
+            section["auto_vs_best_fixed"] = {"best": best, "percent_slower": round(slower, 1), "within_5_percent": slower <= 5}
+            say(f"-n auto at {rate} MiB/s per connection: {auto:.2f} s against {fixed_medians[best]:.2f} s for the best fixed "
+                f"count ({best}): {slower:+.1f}%, {verdict} (median wall times)")
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 def first_line(argv):
@@ -770,6 +1027,10 @@ def main():
         hash_section()
     if "rangefetch" in TOOL_NAMES and FLEET_CACHE_URL and wanted("fleet"):
         fleet_section()
+    if "rangefetch" in TOOL_NAMES and wanted("lists"):
+        lists_section()
+    if CAPS_URLS and wanted("caps"):
+        caps_section()
 
     report["sections"] = sections
     if RESULTS_DIR:

@@ -4,7 +4,9 @@
 # 20 ms round trip, 0.1% loss, emulated in network namespaces of our own), each over plain HTTP,
 # HTTPS with HTTP/1.1 only, and HTTPS with HTTP/2 offered (nginx, a self-signed certificate that
 # every tool is given as its CA; axel has no CA option and runs with -k). Then the journal's and
-# the checksum's cost and hashing throughput. Needs root (namespaces, packages).
+# the checksum's cost and hashing throughput; lists of millions (time to the first request, peak
+# RSS, 4 KiB files against aria2c) and -n auto against fixed counts at several per-connection caps.
+# Needs root (namespaces, packages).
 #   scripts/bench.sh                                   everything: 1 GiB (WAN 256 MiB), 3 runs
 #   BENCH_SIZE_MB=64 BENCH_RUNS=1 BENCH_ONLY=wan RANGEFETCH=.build/release/rangefetch scripts/bench.sh
 #
@@ -17,9 +19,14 @@
 #   BENCH_ONLY (all)           comma list: unthrottled,capped,wan (plain HTTP), their HTTPS twins
 #                              unthrottled-https,unthrottled-h2,capped-https,capped-h2,wan-https,wan-h2
 #                              (or https for all six), many,batchcapped,mirrors,stream,journal,checksum,hash,
-#                              fleet
+#                              fleet,lists,caps
 #   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
 #   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
+#   BENCH_LIST_LINES           lists section: lengths of the generated lists timed to their first
+#                              request ("1000000 10000000")
+#   BENCH_LIST_FILES (100000)  lists section: files of 4 KiB in the batch against aria2c (0: none;
+#                              aria2c takes ~100 small files a second: ~15 min a run for 100,000)
+#   BENCH_CAPS_RATES ("12 6")  caps section: per-connection caps besides BENCH_RATE_MIB, MiB/s
 #   BENCH_FLEET_CLIENTS (4)    rangefetch processes at once in the fleet section (each writes a
 #                              copy of the BENCH_SIZE_MB file)
 #   BENCH_TOOLS                subset of "curl aria2c axel rangefetch"
@@ -120,6 +127,14 @@ if wants many; then
         "$work/www/many" "$many_files"
     chmod 644 "$work/www/many"/*
 fi
+list_files=${BENCH_LIST_FILES:-100000}
+if wants lists && [ "$list_files" -gt 0 ]; then
+    echo "bench: generating ${list_files} files of 4 KiB" >&2
+    mkdir -p "$work/www/lists"
+    python3 -c 'import os,sys; [open(f"{sys.argv[1]}/f{i:06d}.bin","wb").write(os.urandom(4096)) for i in range(int(sys.argv[2]))]' \
+        "$work/www/lists" "$list_files"
+    chmod -R a+rX "$work/www/lists"
+fi
 if wants batchcapped; then
     # One file under 8 names (hard links): 8 downloads of distinct URLs, one page-cache copy.
     head -c "$((batch_mb << 20))" "$work/www/file.bin" >"$work/www/part.bin"
@@ -133,11 +148,11 @@ rf_tls_certificate "$work/tls" "$RF_WAN_SERVER_IP"
 port=$(rf_free_port) tls1_port=$(rf_free_port) tls2_port=$(rf_free_port)
 RF_NGINX_TLS="$work/tls $tls1_port $tls2_port" rf_nginx_start "$work/nginx" "$port" "$work/www"
 rate_mib=${BENCH_RATE_MIB:-25}
-# rf_relay_start PORT: a relay capping each TCP connection at rate_mib MiB/s in front of PORT
-# (below TLS: it relays the encrypted bytes); sets started_port to the relay's port.
+# rf_relay_start PORT [RATE]: a relay capping each TCP connection at RATE (rate_mib) MiB/s in
+# front of PORT (below TLS: it relays the encrypted bytes); sets started_port to the relay's port.
 rf_relay_start() {
     started_port=$(rf_free_port)
-    "$work/rf-relay" "$started_port" "$1" "$((rate_mib << 20))" &
+    "$work/rf-relay" "$started_port" "$1" "$((${2:-$rate_mib} << 20))" &
     relay_pids+=("$!")
 }
 rf_relay_start "$port"; relay_port=$started_port
@@ -151,6 +166,15 @@ if wants mirrors; then
     "$work/rf-relay" "$slow_port" "$port" "$((1 << 20))" &
     relay_pids+=("$!")
     mirror_urls="http://127.0.0.1:$mirror_port/file.bin http://127.0.0.1:$slow_port/file.bin http://127.0.0.1:$(rf_free_port)/file.bin"
+fi
+caps_urls=""
+if wants caps; then
+    # The caps section: the capped relay, and one more relay per rate of BENCH_CAPS_RATES.
+    caps_urls="$rate_mib=http://127.0.0.1:$relay_port/file.bin"
+    for caps_rate in ${BENCH_CAPS_RATES:-12 6}; do
+        rf_relay_start "$port" "$caps_rate"
+        caps_urls+=" $caps_rate=http://127.0.0.1:$started_port/file.bin"
+    done
 fi
 cache_url=""
 if wants fleet; then
@@ -185,6 +209,7 @@ WAN_URL="$wan_url" WAN_SOURCE="$work/www/wan.bin" WAN_NETNS="$RF_WAN_CLIENT_NS" 
 WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR="$results" \
 MANY_DIR="$(wants many && echo "$work/www/many")" MANY_URL="http://127.0.0.1:$port/many" \
 BATCH_SOURCE="$work/www/part.bin" MIRROR_URLS="$mirror_urls" FLEET_CACHE_URL="$cache_url" \
+LISTS_DIR="$(wants lists && [ "$list_files" -gt 0 ] && echo "$work/www/lists")" LISTS_URL="http://127.0.0.1:$port/lists" CAPS_URLS="$caps_urls" \
 BATCH_URLS="$(wants batchcapped && for i in $(seq 1 "$batch_files"); do echo "http://127.0.0.1:$relay_port/part$i.bin"; done)" \
     python3 Benchmarks/bench.py &
 # In the background and waited for, so that a SIGTERM reaches our trap at once (bash runs traps

@@ -22,7 +22,7 @@ public struct ManifestParser: Sendable {
     /// error naming the file and line when the line is malformed.
     public mutating func consume(_ line: Substring) throws(DownloadError) -> BatchEntry? {
         lineNumber += 1
-        let trimmed = line.trimmingCharacters()
+        let trimmed = Self.trimmed(line)
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
         let origin = "\(source):\(lineNumber)"
         func fail(_ message: String) -> DownloadError {
@@ -40,7 +40,10 @@ public struct ManifestParser: Sendable {
         } else {
             // aria2c's mirrors: several URLs of one file, TAB-separated.
             var urls: [String] = []
-            for url in trimmed.split(separator: "\t").map({ $0.trimmingCharacters() }) where !url.isEmpty {
+            // Most lines hold one URL: split only a line with a TAB.
+            let fields = Self.hasTab(trimmed)
+                ? trimmed.split(separator: "\t").map({ $0.trimmingCharacters() }) : [trimmed]
+            for url in fields where !url.isEmpty {
                 // The first URL may name an S3 object; its mirrors are http(s).
                 urls.append(urls.isEmpty ? try Manifest.checkedURL(String(url), fail: fail)
                                          : try Manifest.checkedMirror(String(url), fail: fail))
@@ -51,6 +54,19 @@ public struct ManifestParser: Sendable {
         }
         defer { pending = entry }
         return pending
+    }
+
+    /// `line` without the white space around it; the line itself (no copy) when it neither
+    /// starts nor ends with white space, as most lines of a list of millions.
+    static func trimmed(_ line: Substring) -> Substring {
+        let space: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }
+        if let first = line.utf8.first, let last = line.utf8.last, !space(first), !space(last) { return line }
+        return line.trimmingCharacters()
+    }
+
+    /// Whether `text` holds a TAB (mirrors on one line), searched in its bytes.
+    private static func hasTab(_ text: Substring) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "\t")) } ?? text.utf8.contains(UInt8(ascii: "\t"))
     }
 
     /// The last entry, once every line is consumed.

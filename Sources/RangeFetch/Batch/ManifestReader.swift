@@ -62,11 +62,12 @@ public final class ManifestReader {
     /// The list's name in messages (`stdin` for `-`).
     public var source: String { parser.source }
 
-    /// Whether the list is a regular file, so it can be read again from its start (a pipe cannot).
-    private var isRegularFile: Bool {
+    /// Whether the list is a regular file, so it can be read again from its start (a pipe cannot):
+    /// asked once, as ``rereadable`` is asked for every line.
+    private lazy var isRegularFile: Bool = {
         var status = stat()
         return path != "-" && fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
-    }
+    }()
 
     /// A file holding every line read so far, from the start (the list itself, or the copy of a
     /// pipe's), and the list's name for messages; `nil` when there is none.

@@ -1,3 +1,5 @@
+import COpenSSL
+
 /// `--shard K/N`: keeps the entries whose URL hashes to shard `K` of `N` (`0 ≤ K < N`), so `N`
 /// machines given one manifest split it with no coordinator: every URL belongs to exactly one
 /// shard, whatever the order of the lines or which other URLs are listed.
@@ -30,10 +32,16 @@ public struct ShardSelector: Sendable, Equatable {
 
     /// The shard `url` belongs to.
     public static func shard(of url: String, count: Int) -> Int {
-        let digest = Digest(.sha256)
-        digest.update(Array(url.utf8))
-        let bytes = digest.finalize().bytes
-        let prefix = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        // OpenSSL's one-shot digest into a buffer on the stack: every line of a list is hashed.
+        var url = url
+        let prefix = url.withUTF8 { text in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest -> UInt64 in
+                var length: UInt32 = 0
+                guard EVP_Digest(text.baseAddress, text.count, digest.baseAddress, &length, EVP_sha256(), nil) == 1,
+                      length >= 8 else { fatalError("EVP_Digest failed for SHA-256") }
+                return digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            }
+        }
         return Int(prefix % UInt64(count))
     }
 

@@ -32,6 +32,7 @@ public enum NameSource: Sendable, Equatable {
 
     /// The name a download of `url` gets before any server is asked (``givenURL``'s).
     public static func nameFromURL(_ url: String) -> String {
+        if let plain = PlainURL(url) { return name(plain) }
         // An s3:// object is requested at its endpoint's URL, which ends in the key's last segment.
         // Parsed as an address only when it can be one (the check runs for every line of a list).
         if url.utf8.prefix(5).map({ $0 | 0x20 }).elementsEqual("s3://".utf8.map { $0 | 0x20 }),
@@ -40,6 +41,13 @@ public enum NameSource: Sendable, Equatable {
             return last.flatMap { FileName.usable($0, from: .userURL) } ?? FileName.fallback
         }
         return NameSource.givenURL.name(url: url, redirectedTo: nil, contentDisposition: nil)
+    }
+
+    /// ``nameFromURL(_:)`` of a plain URL: its last segment (nothing to decode, no character
+    /// to drop), unless empty, `.` or `..`, fitted to the longest name.
+    static func name(_ plain: PlainURL) -> String {
+        let segment = plain.lastSegment
+        return segment.isEmpty || segment == "." || segment == ".." ? FileName.fallback : FileName.fitted(segment)
     }
 
     private static func lastSegment(of url: String) -> String? {

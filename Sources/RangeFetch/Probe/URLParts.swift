@@ -21,8 +21,29 @@ public struct URLParts: Sendable, Equatable {
     /// `scheme://host:port`: requests to one origin may carry the credentials given for it.
     public var origin: String { "\(scheme)://\(host.lowercased()):\(port)" }
 
-    /// Parses `text`; `nil` when libcurl cannot.
+    /// The parts given.
+    init(scheme: String, host: String, path: String, query: String?, user: String?, password: String?, port: Int) {
+        self.scheme = scheme
+        self.host = host
+        self.path = path
+        self.query = query
+        self.user = user
+        self.password = password
+        self.port = port
+    }
+
+    /// Parses `text`; `nil` when libcurl cannot. A plain URL (``PlainURL``) is split without
+    /// libcurl, as libcurl splits it.
     public init?(_ text: String) {
+        if let plain = PlainURL(text) {
+            self = plain.parts
+            return
+        }
+        self.init(parsedByCurl: text)
+    }
+
+    /// Parses `text` with libcurl; `nil` when libcurl cannot.
+    init?(parsedByCurl text: String) {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
         // The path as written, dot segments kept: an S3 key's path is signed as it is sent.

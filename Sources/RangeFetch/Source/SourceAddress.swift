@@ -91,7 +91,8 @@ public struct SourceAddress: Sendable, Equatable {
     private static let s3Prefix = "s3://"
 
     private static func hasS3Scheme(_ text: String) -> Bool {
-        text.prefix(s3Prefix.count).lowercased() == s3Prefix
+        // Bytes, not Characters: every line of a list of millions is asked.
+        (text.utf8.first == UInt8(ascii: "s") || text.utf8.first == UInt8(ascii: "S")) && text.utf8.dropFirst().starts(with: "3://".utf8)
     }
 
     /// An absolute http(s) URL with a host, split by libcurl (so what is accepted here is what
@@ -99,6 +100,7 @@ public struct SourceAddress: Sendable, Equatable {
     private static func httpParts(_ text: String, expected: String) throws(DownloadError) -> URLParts {
         // Redacted only for a message: scrubbing every URL of a list of millions costs seconds.
         var shown: String { Redaction.url(text) }
+        if let plain = PlainURL(text) { return plain.parts }
         guard let marker = text.firstRange(of: "://"), !text[..<marker.lowerBound].isEmpty,
               text[..<marker.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else {
             throw DownloadError(.invalidURL, "\(shown): not a URL (expected \(expected))", url: text)
