@@ -19,7 +19,9 @@ final class EngineSources {
     subscript(source id: SourceID) -> Source { sourceSet[source: id] }
 
     /// The source the next request goes to; `nil` when each is at its connection limit.
-    func pick(maximumPerSource: Int) -> SourceID? { sourceSet.pick(maximumPerSource: maximumPerSource) }
+    func pick(maximumPerSource: Int, avoiding: SourceID? = nil) -> SourceID? {
+        sourceSet.pick(maximumPerSource: maximumPerSource, avoiding: avoiding)
+    }
 
     func started(_ id: SourceID) { sourceSet.started(id) }
 
@@ -35,10 +37,13 @@ final class EngineSources {
         return extents
     }
 
-    /// Books a request's end against its source (and a mirror's delivered bytes).
+    /// Books a request's end against its source (and a mirror's delivered bytes, unless its
+    /// `Content-Digest` settled them: proven bytes need no spot check, rejected ones are fetched
+    /// again).
     func ended(_ transfer: SegmentTransfer, now: Double) {
         let id = transfer.sourceID
-        if let requested = transfer.requested, transfer.bytesReceived > 0 {
+        let settled = transfer.proof != nil && transfer.proof != .unproven
+        if let requested = transfer.requested, transfer.bytesReceived > 0, !settled {
             sourceSet.delivered(id, ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
         }
         sourceSet.ended(id, bytes: transfer.bytesReceived, firstByteAt: transfer.firstByteAt, now: now)

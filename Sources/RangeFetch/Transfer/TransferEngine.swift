@@ -127,7 +127,8 @@ final class TransferEngine: CurlLoopClient {
         // received: a kill then costs about one checkpoint interval, not a buffer per connection.
         if calledFor { for transfer in active.values where transfer.failure == nil { transfer.flush() } }
         if checkpoints.shouldRecord(now: now, calledFor: calledFor, writesLanded: book.writesLanded) {
-            report(.checkpoint(segmentStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
+            // Bytes of a response whose Content-Digest is not checked yet are not claimed.
+            report(.checkpoint(book.vouchedStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
         }
         if moved < Self.coalesceBytes && finished.isEmpty && !active.isEmpty {
             // A trickle (a lossy WAN delivers a packet or two per wake-up): let the sockets
@@ -143,7 +144,7 @@ final class TransferEngine: CurlLoopClient {
         for transfer in active.values {
             if let version = transfer.httpVersion { httpVersion = version }
         }
-        return EngineProgress(receivedBytes: book.receivedBytes, contiguousBytes: segmentStates.contiguousPrefix,
+        return EngineProgress(receivedBytes: book.receivedBytes, contiguousBytes: book.vouchedStates.contiguousPrefix,
                               activeConnections: active.count, targetConnections: scheduler.targetConnections,
                               tcpConnections: loop.openConnections, httpVersion: httpVersion)
     }
@@ -163,7 +164,7 @@ final class TransferEngine: CurlLoopClient {
     private func takeCompletedWrites() throws(DownloadError) {
         let completions = writer.takeCompleted()
         let failure = book.credit(completions)
-        if configuration.startLimit != nil, !completions.isEmpty { report(.written(segmentStates.contiguousPrefix)) }
+        if configuration.startLimit != nil, !completions.isEmpty { report(.written(book.vouchedStates.contiguousPrefix)) }
         if let failure { throw failure.downloadError }
     }
 
@@ -235,7 +236,7 @@ final class TransferEngine: CurlLoopClient {
     /// - Returns: `false` when the shared budget had no connection for it.
     /// - Throws: when libcurl cannot set the request up.
     private func start(_ segment: EngineSegment, now: Double, leased: Bool = false) throws(DownloadError) -> Bool {
-        guard let id = sources.pick(maximumPerSource: configuration.maximumConnectionsPerSource) else {
+        guard let id = sources.pick(maximumPerSource: configuration.maximumConnectionsPerSource, avoiding: segment.distrusted) else {
             if leased { configuration.lease?.release(host: sources[.main].origin) }
             return false
         }
@@ -327,12 +328,18 @@ final class TransferEngine: CurlLoopClient {
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
         segment.transfer = nil
-        sources.ended(transfer, now: MonotonicTime.now())
         if transfer.head.status != 0 { transfer.validateHead() }
+        transfer.settleProof(result: result)
+        sources.ended(transfer, now: MonotonicTime.now())
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
         report(.requestEnded(transfer.end(result: result, connectionSawLoss: sawLoss, now: MonotonicTime.now())))
         if let version = transfer.httpVersion { httpVersion = version }
+        if case .rejectRange(let error) = transfer.finalVerdict {
+            // Before progress is counted: rejected bytes are no progress.
+            try reject(transfer, error)
+            return
+        }
         // Bytes queued for writing count as progress: their writes land a moment later.
         let reached = segment.state.written + segment.queued
         if reached > segment.bestWritten {
@@ -373,6 +380,9 @@ final class TransferEngine: CurlLoopClient {
         case .retry(let error, let after):
             try retry(segment, after: error, retryAfter: after)
             return
+        case .rejectRange(let error):
+            try retry(segment, after: error, retryAfter: 0)
+            return
         case .oneStream(let error), .restartWhole(let error), .fatal(let error):
             // The session falls back to one stream (rangesNotHonoured) or restarts (remoteChanged).
             throw error
@@ -388,6 +398,22 @@ final class TransferEngine: CurlLoopClient {
         let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)
         if refusedConnection { pushedBack(error, by: transfer.sourceID) }
         try retry(segment, after: error, retryAfter: nil, blame: refusedConnection ? .pushback : .segment)
+    }
+
+    /// Rejects the bytes of a response that failed its `Content-Digest`: the segment goes back to
+    /// where the response began (its writes land first, so none is counted later), the source is
+    /// blamed and named, and the range is asked again, of another source when there is one.
+    private func reject(_ transfer: SegmentTransfer, _ error: DownloadError) throws(DownloadError) {
+        let segment = transfer.segment
+        guard let start = transfer.contentCheck?.start else { return }
+        writer.waitUntilIdle()
+        try takeCompletedWrites()
+        segment.state.written = min(segment.state.written, max(0, start - segment.state.range.lower))
+        segment.distrusted = transfer.sourceID
+        let range = ByteRange(start, max(start, min(segment.state.range.upper, start + (transfer.contentCheck?.length ?? 0))))
+        report(.warning(.contentDigestMismatch(url: Redaction.url(transfer.url), range: range)))
+        if let drop = sources.failed(transfer, why: error.message) { carryOut([drop]) }
+        try retry(segment, after: error, retryAfter: 0)
     }
 
     /// The server refused a connection (429, 503, a refused or reset connect): fewer connections.
