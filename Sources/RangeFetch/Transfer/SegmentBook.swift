@@ -27,12 +27,7 @@ final class SegmentBook {
     /// counts only up to that request's first byte, so nothing recorded or hashed is a byte a
     /// mismatch would reject (see ``SegmentTransfer/unprovenFrom``).
     var vouchedStates: [SegmentState] {
-        segments.map { segment in
-            guard let start = segment.transfer?.unprovenFrom else { return segment.state }
-            var state = segment.state
-            state.written = min(state.written, max(0, start - state.range.lower))
-            return state
-        }.sorted { $0.range.lower < $1.range.lower }
+        segments.map { $0.state.vouched(unprovenFrom: $0.transfer?.unprovenFrom) }.sorted { $0.range.lower < $1.range.lower }
     }
 
     /// Bytes of the file received: written, queued for writing or buffered by a request.

@@ -408,7 +408,7 @@ final class TransferEngine: CurlLoopClient {
         guard let start = transfer.contentCheck?.start else { return }
         writer.waitUntilIdle()
         try takeCompletedWrites()
-        segment.state.written = min(segment.state.written, max(0, start - segment.state.range.lower))
+        segment.state = segment.state.vouched(unprovenFrom: start)
         segment.distrusted = transfer.sourceID
         let range = ByteRange(start, max(start, min(segment.state.range.upper, start + (transfer.contentCheck?.length ?? 0))))
         report(.warning(.contentDigestMismatch(url: Redaction.url(transfer.url), range: range)))
