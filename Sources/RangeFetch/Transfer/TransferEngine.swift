@@ -35,6 +35,8 @@ final class TransferEngine: CurlLoopClient {
     private var deliveredBefore: Int64 = 0
     /// The HTTP version of the latest response, for progress reports.
     private var httpVersion: String?
+    /// Sources that have sent a `Content-Digest` we can check: their ranges are not split.
+    private var provingSources: Set<SourceID> = []
 
     /// - Parameter loop: the loop to run on, with its cache of open connections; the engine
     ///   leaves none of its requests in it when it returns.
@@ -219,6 +221,12 @@ final class TransferEngine: CurlLoopClient {
         let cut = max(offset, segment.outstanding.lower)
         guard cut < segment.state.range.upper else { return true }
         let takeover = cut == segment.outstanding.lower
+        // A response carrying a Content-Digest is proven only whole: cutting its tail off would
+        // leave its bytes unproven, so it runs to its end (a slow one may still be replaced). A
+        // request whose answer has not come yet counts as one when its source sent digests before.
+        if !takeover, transfer.unprovenFrom != nil || (!transfer.validated && provingSources.contains(transfer.sourceID)) {
+            return true
+        }
         // A takeover hands the victim's connection on; a plain split needs one more.
         if !takeover, let lease = configuration.lease, !lease.acquire(host: sources[.main].origin) { return false }
         if takeover {
@@ -296,10 +304,14 @@ final class TransferEngine: CurlLoopClient {
 
     /// Aborts every transfer, keeping the valid bytes each had buffered, and waits for every
     /// queued write, so ``segmentStates`` counts all of them.
+    /// Bytes of a response whose `Content-Digest` was not checked yet are not counted: they may
+    /// be a lying range's, and a resume must not keep them (they are fetched again).
     private func stopAll() {
+        let unproven = active.values.compactMap { transfer in transfer.unprovenFrom.map { (transfer.segment, $0) } }
         for transfer in active.values { detach(transfer) }
         writer.waitUntilIdle()
         try? takeCompletedWrites()
+        for (segment, start) in unproven { segment.state = segment.state.vouched(unprovenFrom: start) }
     }
 
     /// Removes a transfer from the loop mid-flight, keeping its valid buffered bytes.
@@ -330,6 +342,7 @@ final class TransferEngine: CurlLoopClient {
         segment.transfer = nil
         if transfer.head.status != 0 { transfer.validateHead() }
         transfer.settleProof(result: result)
+        if transfer.contentCheck != nil { provingSources.insert(transfer.sourceID) }
         sources.ended(transfer, now: MonotonicTime.now())
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
