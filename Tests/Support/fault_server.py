@@ -354,6 +354,7 @@ class OnceCache:
 PIECES = OnceCache(CACHE_LIMIT)
 ENCODED = OnceCache(64 << 20)  # (resource identity, coding) -> encoded body, for realgzip=1
 DIGESTS = OnceCache(1 << 20, weigh=lambda _: 64)
+CONTENT_DIGESTS = OnceCache(1 << 20, weigh=lambda _: 64)  # (identity, start, end) -> sha-256 of that content
 
 
 def data_bytes(version, start, end, cached):
@@ -1057,10 +1058,17 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "unknown":
             self.send_header("Content-Digest", "xxh-test=:AAAA:")
             return
-        content = bytes(res.read(plan.body_start, plan.body_start + plan.length + plan.overlong))
+        start, end = plan.body_start, plan.body_start + plan.length + plan.overlong
         if mode == "bad":
-            content = b"not the content " + content[:64]
-        encoded = base64.b64encode(hashlib.sha256(content).digest()).decode()
+            raw = hashlib.sha256(b"not the content " + bytes(res.read(start, min(end, start + 64)))).digest()
+        else:
+            def compute():
+                h = hashlib.sha256()
+                for position in range(start, end, PIECE):
+                    h.update(res.read(position, min(position + PIECE, end)))
+                return h.digest()
+            raw = CONTENT_DIGESTS.get((res.identity, start, end), compute)
+        encoded = base64.b64encode(raw).decode()
         self.send_header("Content-Digest", f"sha-256=:{encoded}:")
 
     def plan_corrupt(self, plan, faults):
