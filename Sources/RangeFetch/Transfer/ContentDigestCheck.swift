@@ -4,9 +4,11 @@ enum ContentProof: Equatable, Sendable {
     case matched
     /// Every byte arrived and the digest differs: the bytes are not what the server meant.
     case mismatched(algorithm: DigestAlgorithm, expected: String, actual: String)
-    /// The response ended before its last byte (a dropped connection, a stolen tail, a slow
-    /// request given up) or sent more than it announced: its bytes cannot be checked. They are
-    /// kept as any unproven bytes are (the whole-file digest, when there is one, covers them).
+    /// The response ended before its last byte (a dropped connection, a slow request replaced or
+    /// given up, a stopped run) or sent more than it announced: its bytes cannot be checked.
+    /// The engine keeps them as any unproven bytes (the whole-file digest, when there is one,
+    /// covers them; a mirror's are spot-checked), except when a run stops: then they are not
+    /// counted, so a resume fetches them again.
     case unproven
 }
 
@@ -25,8 +27,9 @@ final class ContentDigestCheck {
     private(set) var hashed: Int64 = 0
     private let digest: Digest
 
-    /// A check of a response whose head `head` answers `asked` at file offset `start`; `nil`
-    /// when it carries no `Content-Digest` in an algorithm we know, or no usable `Content-Range`.
+    /// A check of the 206 whose head is `head`, its first byte landing at file offset `start`;
+    /// `nil` when it carries no `Content-Digest` in an algorithm we know (sha-256, sha-512 and
+    /// the others ``DigestAlgorithm`` computes), or no usable `Content-Range`.
     init?(head: ResponseHead, start: Int64) {
         guard head.status == 206, let expected = AdvertisedDigestParser.contentDigests(head).first,
               let range = head.contentRange?.range else { return nil }

@@ -26,10 +26,12 @@ final class EngineSources {
     func started(_ id: SourceID) { sourceSet.started(id) }
 
     /// The mirrors' delivered bytes (``SourceSet/mirrorExtents``) plus what `running` mirror
-    /// requests received so far: every mirror byte a checkpoint may count as written.
+    /// requests received so far: every mirror byte a checkpoint may count as written. A request
+    /// whose `Content-Digest` is still to be checked is left out: its bytes are not counted as
+    /// written yet, and once proven they need no spot check.
     func mirrorBytes(running: some Sequence<SegmentTransfer>) -> [String: [ByteRange]] {
         var extents = sourceSet.mirrorExtents
-        for transfer in running where !transfer.sourceID.isMain {
+        for transfer in running where !transfer.sourceID.isMain && transfer.unprovenFrom == nil {
             guard let requested = transfer.requested, transfer.bytesReceived > 0 else { continue }
             extents[sourceSet[transfer.sourceID].remote.url, default: []].append(
                 ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))

@@ -424,7 +424,7 @@ final class TransferEngine: CurlLoopClient {
         segment.state = segment.state.vouched(unprovenFrom: start)
         segment.distrusted = transfer.sourceID
         let range = ByteRange(start, max(start, min(segment.state.range.upper, start + (transfer.contentCheck?.length ?? 0))))
-        report(.warning(.contentDigestMismatch(url: Redaction.url(transfer.url), range: range)))
+        report(.warning(.contentDigestMismatch(url: Redaction.url(sources[source: transfer.sourceID].userURL), range: range)))
         if let drop = sources.failed(transfer, why: error.message) { carryOut([drop]) }
         try retry(segment, after: error, retryAfter: 0)
     }
