@@ -171,6 +171,7 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   corruptevery=K      every K-th 206 answer of this path+query (the K-th, 2K-th, ...) has its first
                       body byte flipped, while Content-Digest keeps the honest digest (a mirror
                       with a bad disk or a lying cache) ...
+  corruptoffset=X     ... only answers to a range that starts at X count (and get corrupted) ...
   corruptcount=N      ... at most N answers corrupted (default: all of them).
   Flags (=1) also accept true/yes/on and an empty value; 0/false/no/off turn them off. A
   malformed number answers 400 naming the parameter.
@@ -501,6 +502,7 @@ NUMBERS = {
     "bigheader": (int, 0, 64 << 20), "manyheaders": (int, 0, 1 << 20), "headerwidth": (int, 1, 1 << 20),
     "signed": (float, 0, None), "sig": (float, 0, None), "signcount": (int, 0, None),
     "maxconcurrent": (int, 1, None), "corruptevery": (int, 1, None), "corruptcount": (int, 0, None),
+    "corruptoffset": (int, 0, None),
 }
 CHOICES = {
     "cutmode": ("fin", "rst"), "extramode": ("length", "trailing"),
@@ -1074,6 +1076,8 @@ class Handler(BaseHTTPRequestHandler):
     def plan_corrupt(self, plan, faults):
         """corruptevery=K (+ corruptcount=N): flip the first body byte of every K-th 206."""
         if not faults.has("corruptevery") or plan.length + plan.overlong == 0:
+            return
+        if faults.has("corruptoffset") and faults.number("corruptoffset") != plan.body_start:
             return
         if STATE.add(self.key, "ranges", 1) % faults.number("corruptevery") == 0:
             plan.corrupt = STATE.take(self.key, "corrupt", faults.number("corruptcount", FOREVER))

@@ -4,11 +4,12 @@ enum ContentProof: Equatable, Sendable {
     case matched
     /// Every byte arrived and the digest differs: the bytes are not what the server meant.
     case mismatched(algorithm: DigestAlgorithm, expected: String, actual: String)
-    /// The response ended before its last byte (a dropped connection, a slow request replaced or
-    /// given up, a stopped run) or sent more than it announced: its bytes cannot be checked.
-    /// The engine keeps them as any unproven bytes (the whole-file digest, when there is one,
-    /// covers them; a mirror's are spot-checked), except when a run stops: then they are not
-    /// counted, so a resume fetches them again.
+    /// The response ended before its last byte or sent more than it announced: its bytes cannot
+    /// be checked. When the server or the network broke it off (a dropped connection, an
+    /// overlong body) the engine keeps them as any unproven bytes (the whole-file digest, when
+    /// there is one, covers them; a mirror's are spot-checked), so a flaky link still makes
+    /// progress. When the engine cut it (a slow request replaced or given up, a stolen tail, a
+    /// dropped source, a stopped run) they are not kept: it is fetched again.
     case unproven
 }
 

@@ -304,19 +304,20 @@ final class TransferEngine: CurlLoopClient {
 
     /// Aborts every transfer, keeping the valid bytes each had buffered, and waits for every
     /// queued write, so ``segmentStates`` counts all of them.
-    /// Bytes of a response whose `Content-Digest` was not checked yet are not counted: they may
-    /// be a lying range's, and a resume must not keep them (they are fetched again).
+    /// Bytes of a response whose `Content-Digest` was not checked yet are not counted (see
+    /// ``detach(_:)``): a resume fetches them again.
     private func stopAll() {
-        let unproven = active.values.compactMap { transfer in transfer.unprovenFrom.map { (transfer.segment, $0) } }
         for transfer in active.values { detach(transfer) }
         writer.waitUntilIdle()
         try? takeCompletedWrites()
-        for (segment, start) in unproven { segment.state = segment.state.vouched(unprovenFrom: start) }
     }
 
     /// Removes a transfer from the loop mid-flight, keeping its valid buffered bytes.
     /// libcurl closes its connection, so a replacement request gets a fresh one.
+    /// A response carrying a `Content-Digest` not checked yet keeps none of its bytes: cut off by
+    /// us, it can never be proven, and it may be a lying range's (a slow one, replaced).
     private func detach(_ transfer: SegmentTransfer) {
+        let unproven = transfer.unprovenFrom
         loop.remove(transfer.easy)
         active.removeValue(forKey: transfer.id)
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
@@ -324,6 +325,15 @@ final class TransferEngine: CurlLoopClient {
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil
         pool.give(transfer.recyclableBuffer)
+        if let unproven { try? discard(transfer.segment, from: unproven) }
+    }
+
+    /// Puts `segment` back to file offset `start` (where a response began whose bytes are not
+    /// kept); its queued writes land first, so none is credited afterwards.
+    private func discard(_ segment: EngineSegment, from start: Int64) throws(DownloadError) {
+        writer.waitUntilIdle()
+        try takeCompletedWrites()
+        segment.state = segment.state.vouched(unprovenFrom: start)
     }
 
     /// Moves the running requests of dropped sources to the others.
@@ -351,6 +361,13 @@ final class TransferEngine: CurlLoopClient {
         if case .rejectRange(let error) = transfer.finalVerdict {
             // Before progress is counted: rejected bytes are no progress.
             try reject(transfer, error)
+            return
+        }
+        if transfer.stoppedAtSegmentEnd, transfer.proof == .unproven, let start = transfer.contentCheck?.start {
+            // Cut by us at a stolen tail (split before its source was known to send digests):
+            // never provable, so not kept; the segment asks for it again, no try spent.
+            try discard(segment, from: start)
+            sources.learn(from: transfer)
             return
         }
         // Bytes queued for writing count as progress: their writes land a moment later.
@@ -419,9 +436,7 @@ final class TransferEngine: CurlLoopClient {
     private func reject(_ transfer: SegmentTransfer, _ error: DownloadError) throws(DownloadError) {
         let segment = transfer.segment
         guard let start = transfer.contentCheck?.start else { return }
-        writer.waitUntilIdle()
-        try takeCompletedWrites()
-        segment.state = segment.state.vouched(unprovenFrom: start)
+        try discard(segment, from: start)
         segment.distrusted = transfer.sourceID
         let range = ByteRange(start, max(start, min(segment.state.range.upper, start + (transfer.contentCheck?.length ?? 0))))
         report(.warning(.contentDigestMismatch(url: Redaction.url(sources[source: transfer.sourceID].userURL), range: range)))
