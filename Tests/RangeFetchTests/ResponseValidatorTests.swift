@@ -11,7 +11,7 @@ struct ResponseValidatorTests {
 
     /// Verdicts by case name, payloads aside.
     enum Kind: String {
-        case accept, retry, reResolve, excludeSource, pushback, oneStream, restartWhole, fatal
+        case accept, retry, reResolve, excludeSource, pushback, oneStream, restartWhole, fatal, rejectRange
     }
 
     struct Case: CustomTestStringConvertible, Sendable {
@@ -43,6 +43,7 @@ struct ResponseValidatorTests {
         case .oneStream: .oneStream
         case .restartWhole: .restartWhole
         case .fatal: .fatal
+        case .rejectRange: .rejectRange
         }
     }
 
@@ -143,6 +144,31 @@ struct ResponseValidatorTests {
         #expect((verdict.error == nil) == (row.expected == .accept))
     }
 
+    struct ContentCase: CustomTestStringConvertible, Sendable {
+        var name: String
+        var proof: ContentProof
+        var expected: Kind
+        var message: String? = nil
+        var testDescription: String { name }
+    }
+
+    static let contentCases: [ContentCase] = [
+        ContentCase(name: "content matching its Content-Digest is accepted", proof: .matched, expected: .accept),
+        ContentCase(name: "content that ended short is accepted unproven", proof: .unproven, expected: .accept),
+        ContentCase(name: "content not matching its Content-Digest rejects the range",
+                    proof: .mismatched(algorithm: .sha256, expected: "aa", actual: "bb"), expected: .rejectRange,
+                    message: "\(url): the bytes 100-199 do not match the response's Content-Digest (sha256 aa announced, bb received)"),
+    ]
+
+    @Test(arguments: contentCases)
+    func contentVerdictFollowsItsDigest(_ row: ContentCase) {
+        let validator = ResponseValidator(remote: Self.remote, asked: Self.asked, toUserURL: false)
+        let verdict = validator.verdict(content: row.proof)
+        #expect(Self.kind(verdict) == row.expected)
+        if let message = row.message { #expect(verdict.error?.message == message) }
+        #expect(verdict.error?.code == (row.expected == .accept ? nil : .checksumMismatch))
+    }
+
     @Test func anExpiredToken400IsOnlyKnownOnceItsBodyHasArrived() {
         let validator = ResponseValidator(remote: Self.remote, asked: Self.asked, toUserURL: false)
         let head = Self.head(["HTTP/1.1 400 Bad Request"])
@@ -163,7 +189,7 @@ struct ResponseValidatorTests {
         #expect(ResponseVerdict.retry(error, after: nil).isRetriable)
         #expect(ResponseVerdict.pushback(error, after: 1).isRetriable)
         for verdict in [ResponseVerdict.accept, .reResolve(error, status: 403), .excludeSource(error, status: 403),
-                        .oneStream(error), .restartWhole(error), .fatal(error)] {
+                        .oneStream(error), .restartWhole(error), .fatal(error), .rejectRange(error)] {
             #expect(!verdict.isRetriable)
         }
     }

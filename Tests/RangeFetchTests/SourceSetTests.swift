@@ -67,6 +67,18 @@ struct SourceSetTests {
         #expect(set.pick(maximumPerSource: limit) == expected.map(SourceID.init(index:)), "\(name)")
     }
 
+    /// A range whose bytes failed their Content-Digest goes to another source when one has room,
+    /// else back to the same one (a single source retries on itself).
+    @Test func aSourceThatLiedAboutARangeIsAvoidedWhileAnotherHasRoom() {
+        var set = Self.set(mirrors: 1)
+        #expect(set.pick(maximumPerSource: 1, avoiding: Self.m) == Self.a)
+        #expect(set.pick(maximumPerSource: 1, avoiding: Self.a) == Self.m)
+        set.started(Self.a)
+        #expect(set.pick(maximumPerSource: 1, avoiding: Self.m) == Self.m, "the other is full")
+        let single = SourceSet(remote: Self.remote(Self.main))
+        #expect(single.pick(maximumPerSource: 1, avoiding: Self.m) == Self.m)
+    }
+
     @Test func aSingleSourceIsPickedUntilItIsFull() {
         var set = Self.set(mirrors: 0)
         set.started(Self.m)

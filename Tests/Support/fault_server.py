@@ -164,6 +164,15 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
                       other bytes), on every content answer (200, 206, HEAD).
   digest=good|bad     legacy Digest: SHA-256=<base64>, same scope.
   contentmd5=good|bad Content-MD5: <base64 MD5 of the whole content>, on 200 answers only.
+  contentdigest=good|bad|unknown
+                      Content-Digest (RFC 9530) on 206 answers: good: sha-256=:<base64>: of the
+                      bytes this response carries (its content); bad: of other bytes; unknown: an
+                      algorithm nobody knows (xxh-test=:AAAA:).
+  corruptevery=K      every K-th 206 answer of this path+query (the K-th, 2K-th, ...) has its first
+                      body byte flipped, while Content-Digest keeps the honest digest (a mirror
+                      with a bad disk or a lying cache) ...
+  corruptoffset=X     ... only answers to a range that starts at X count (and get corrupted) ...
+  corruptcount=N      ... at most N answers corrupted (default: all of them).
   Flags (=1) also accept true/yes/on and an empty value; 0/false/no/off turn them off. A
   malformed number answers 400 naming the parameter.
 """
@@ -346,6 +355,7 @@ class OnceCache:
 PIECES = OnceCache(CACHE_LIMIT)
 ENCODED = OnceCache(64 << 20)  # (resource identity, coding) -> encoded body, for realgzip=1
 DIGESTS = OnceCache(1 << 20, weigh=lambda _: 64)
+CONTENT_DIGESTS = OnceCache(1 << 20, weigh=lambda _: 64)  # (identity, start, end) -> sha-256 of that content
 
 
 def data_bytes(version, start, end, cached):
@@ -491,11 +501,13 @@ NUMBERS = {
     "zerosover": (int, 0, None), "shift": (int, None, None), "extra": (int, 0, None), "changeafter": (int, 0, None), "changeevery": (int, 1, None),
     "bigheader": (int, 0, 64 << 20), "manyheaders": (int, 0, 1 << 20), "headerwidth": (int, 1, 1 << 20),
     "signed": (float, 0, None), "sig": (float, 0, None), "signcount": (int, 0, None),
-    "maxconcurrent": (int, 1, None),
+    "maxconcurrent": (int, 1, None), "corruptevery": (int, 1, None), "corruptcount": (int, 0, None),
+    "corruptoffset": (int, 0, None),
 }
 CHOICES = {
     "cutmode": ("fin", "rst"), "extramode": ("length", "trailing"),
     "reprdigest": ("good", "bad"), "digest": ("good", "bad"), "contentmd5": ("good", "bad"),
+    "contentdigest": ("good", "bad", "unknown"),
     "expirestatus": ("400", "401", "403", "410"), "limitstatus": ("429", "503"),
 }
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
@@ -555,6 +567,7 @@ class Plan:
         self.rate = None         # bytes/second
         self.stall_after = None  # body bytes before the stall
         self.stall_seconds = 0.0
+        self.corrupt = False     # corruptevery=: flip the body's first byte
 
 
 def request_headers(message):
@@ -874,6 +887,7 @@ class Handler(BaseHTTPRequestHandler):
                     return
                 self.apply_shift(plan, faults)
                 self.apply_extra(plan, faults)
+                self.plan_corrupt(plan, faults)
 
         self.send_response(plan.status)
         if plan.chunked:
@@ -894,6 +908,7 @@ class Handler(BaseHTTPRequestHandler):
         self.disposition_header(faults)
         self.encoding_header(faults)
         self.digest_headers(res, faults, plan.status)
+        self.content_digest_header(res, faults, plan)
         self.filler_headers(faults)
         self.unknown_header(faults)
         self.end_headers()
@@ -1036,6 +1051,37 @@ class Handler(BaseHTTPRequestHandler):
         if faults.has("contentmd5") and status == 200:
             self.send_header("Content-MD5", encoded("md5", faults.text("contentmd5")))
 
+    def content_digest_header(self, res, faults, plan):
+        """contentdigest=good|bad|unknown: Content-Digest of this 206's content (honest even when
+        corruptevery= flips a byte of it)."""
+        if not faults.has("contentdigest") or plan.status != 206:
+            return
+        mode = faults.text("contentdigest")
+        if mode == "unknown":
+            self.send_header("Content-Digest", "xxh-test=:AAAA:")
+            return
+        start, end = plan.body_start, plan.body_start + plan.length + plan.overlong
+        if mode == "bad":
+            raw = hashlib.sha256(b"not the content " + bytes(res.read(start, min(end, start + 64)))).digest()
+        else:
+            def compute():
+                h = hashlib.sha256()
+                for position in range(start, end, PIECE):
+                    h.update(res.read(position, min(position + PIECE, end)))
+                return h.digest()
+            raw = CONTENT_DIGESTS.get((res.identity, start, end), compute)
+        encoded = base64.b64encode(raw).decode()
+        self.send_header("Content-Digest", f"sha-256=:{encoded}:")
+
+    def plan_corrupt(self, plan, faults):
+        """corruptevery=K (+ corruptcount=N): flip the first body byte of every K-th 206."""
+        if not faults.has("corruptevery") or plan.length + plan.overlong == 0:
+            return
+        if faults.has("corruptoffset") and faults.number("corruptoffset") != plan.body_start:
+            return
+        if STATE.add(self.key, "ranges", 1) % faults.number("corruptevery") == 0:
+            plan.corrupt = STATE.take(self.key, "corrupt", faults.number("corruptcount", FOREVER))
+
     def unknown_header(self, faults):
         if faults.unknown:
             self.send_header("X-Fault-Unknown", ", ".join(faults.unknown))
@@ -1111,6 +1157,8 @@ class Handler(BaseHTTPRequestHandler):
                 data = res.read(position, position + step)
                 if zeros:
                     data = bytes(len(data))
+                if plan.corrupt and sent == 0 and len(data) > 0:
+                    data = bytes([data[0] ^ 0xFF]) + bytes(data[1:])
                 if plan.chunked:
                     self.wfile.write(b"%x\r\n" % len(data) + bytes(data) + b"\r\n")
                 else:

@@ -49,6 +49,9 @@ public enum DownloadWarning: Sendable, Equatable {
     /// composite checksum over `parts` parts) and the parts' sizes are unknown, or the file is
     /// streamed: it is not verified. Routine (see ``isRoutine``).
     case checksumNotWholeFile(url: String, header: String, parts: Int?)
+    /// The bytes `url` sent for `range` do not match the response's own `Content-Digest`: they
+    /// were thrown away and the range is fetched again (of another source when there is one).
+    case contentDigestMismatch(url: String, range: ByteRange)
 
     /// Routine events a front end shows only when asked for detail.
     public var isRoutine: Bool {
@@ -97,6 +100,8 @@ public enum DownloadWarning: Sendable, Equatable {
             "\(url): server refused connections (\(how)); continuing with at most \(connections) connection\(connections == 1 ? "" : "s")"
         case .sourceDropped(let url, let isMain, let reason):
             "\(isMain ? "main URL" : "mirror") \(url) dropped: \(reason)"
+        case .contentDigestMismatch(let url, let range):
+            "\(url): the bytes it sent for \(range.httpRangeSpec) do not match their Content-Digest; they were discarded and the range is fetched again"
         case .certificatesUnchecked:
             "TLS certificates are not checked: anyone on the network path can read or change what is downloaded"
         case .checksumNotWholeFile(let url, let header, let parts):
@@ -126,6 +131,7 @@ public enum DownloadWarning: Sendable, Equatable {
         case .sourceDropped: "source_dropped"
         case .certificatesUnchecked: "certificates_unchecked"
         case .checksumNotWholeFile: "checksum_not_whole_file"
+        case .contentDigestMismatch: "content_digest_mismatch"
         }
     }
 }

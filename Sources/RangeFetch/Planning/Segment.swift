@@ -16,6 +16,16 @@ struct SegmentState: Sendable, Equatable, Codable {
     var isComplete: Bool { written == range.count }
     /// The bytes still to fetch.
     var remaining: ByteRange { ByteRange(range.lower + written, range.upper) }
+
+    /// The state a journal record may claim while a response that began at file offset
+    /// `unprovenFrom` is not proven yet (its `Content-Digest` is checked only at its end): the
+    /// bytes written from there on do not count. `nil`: every written byte counts.
+    func vouched(unprovenFrom: Int64?) -> SegmentState {
+        guard let unprovenFrom else { return self }
+        var state = self
+        state.written = min(written, max(0, unprovenFrom - range.lower))
+        return state
+    }
 }
 
 extension Array where Element == SegmentState {

@@ -47,6 +47,15 @@ enum AdvertisedDigestParser {
         }
     }
 
+    /// The digests a response's `Content-Digest` (RFC 9530) gives for the bytes of *this*
+    /// response (a 206's range, not the file), sha-256 first; algorithms we do not know are left
+    /// out, so an answer carrying only those carries no proof.
+    static func contentDigests(_ response: ResponseHead) -> [AdvertisedDigest] {
+        guard let value = response["content-digest"] else { return [] }
+        return entries(value, header: "Content-Digest", colonWrapped: true)
+            .sorted { ($0.algorithm == .sha256 ? 0 : 1) < ($1.algorithm == .sha256 ? 0 : 1) }
+    }
+
     private static func entries(_ value: String, header: String, colonWrapped: Bool) -> [AdvertisedDigest] {
         value.split(separator: ",").compactMap { entry in
             guard let equals = entry.firstIndex(of: "=") else { return nil }

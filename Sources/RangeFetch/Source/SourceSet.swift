@@ -104,9 +104,11 @@ struct SourceSet: Sendable {
 
     /// The source for the next request: one not dropped with room under `maximumPerSource`; one
     /// not measured yet first (so each gets tried), else the fastest per connection, rates within
-    /// 10% going to the least busy. `nil` when every source is full or dropped.
-    func pick(maximumPerSource: Int) -> SourceID? {
-        let open = entries.indices.filter { !entries[$0].usage.dropped && entries[$0].usage.active < maximumPerSource }
+    /// 10% going to the least busy. `nil` when every source is full or dropped. `avoiding` (a
+    /// source whose bytes for this range failed their digest) is picked only when no other can be.
+    func pick(maximumPerSource: Int, avoiding: SourceID? = nil) -> SourceID? {
+        var open = entries.indices.filter { !entries[$0].usage.dropped && entries[$0].usage.active < maximumPerSource }
+        if let avoiding, open.contains(where: { $0 != avoiding.index }) { open.removeAll { $0 == avoiding.index } }
         guard hasMirrors else { return open.first.map(SourceID.init(index:)) }
         return open.min { a, b in
             let (usageA, usageB) = (entries[a].usage, entries[b].usage)

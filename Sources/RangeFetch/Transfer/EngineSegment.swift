@@ -14,6 +14,9 @@ final class EngineSegment {
     var bestWritten: Int64 = 0
     /// Monotonic time before which it must not be retried.
     var readyAt: Double = 0
+    /// A source whose bytes for this segment failed their `Content-Digest`: its next request
+    /// goes to another source when one has room.
+    var distrusted: SourceID?
 
     init(id: Int, state: SegmentState) {
         self.id = id

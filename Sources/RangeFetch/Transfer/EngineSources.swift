@@ -19,15 +19,19 @@ final class EngineSources {
     subscript(source id: SourceID) -> Source { sourceSet[source: id] }
 
     /// The source the next request goes to; `nil` when each is at its connection limit.
-    func pick(maximumPerSource: Int) -> SourceID? { sourceSet.pick(maximumPerSource: maximumPerSource) }
+    func pick(maximumPerSource: Int, avoiding: SourceID? = nil) -> SourceID? {
+        sourceSet.pick(maximumPerSource: maximumPerSource, avoiding: avoiding)
+    }
 
     func started(_ id: SourceID) { sourceSet.started(id) }
 
     /// The mirrors' delivered bytes (``SourceSet/mirrorExtents``) plus what `running` mirror
-    /// requests received so far: every mirror byte a checkpoint may count as written.
+    /// requests received so far: every mirror byte a checkpoint may count as written. A request
+    /// whose `Content-Digest` is still to be checked is left out: its bytes are not counted as
+    /// written yet, and once proven they need no spot check.
     func mirrorBytes(running: some Sequence<SegmentTransfer>) -> [String: [ByteRange]] {
         var extents = sourceSet.mirrorExtents
-        for transfer in running where !transfer.sourceID.isMain {
+        for transfer in running where !transfer.sourceID.isMain && transfer.unprovenFrom == nil {
             guard let requested = transfer.requested, transfer.bytesReceived > 0 else { continue }
             extents[sourceSet[transfer.sourceID].remote.url, default: []].append(
                 ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
@@ -35,10 +39,13 @@ final class EngineSources {
         return extents
     }
 
-    /// Books a request's end against its source (and a mirror's delivered bytes).
+    /// Books a request's end against its source (and a mirror's delivered bytes, unless its
+    /// `Content-Digest` settled them: proven bytes need no spot check, rejected ones are fetched
+    /// again).
     func ended(_ transfer: SegmentTransfer, now: Double) {
         let id = transfer.sourceID
-        if let requested = transfer.requested, transfer.bytesReceived > 0 {
+        let settled = transfer.proof != nil && transfer.proof != .unproven
+        if let requested = transfer.requested, transfer.bytesReceived > 0, !settled {
             sourceSet.delivered(id, ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
         }
         sourceSet.ended(id, bytes: transfer.bytesReceived, firstByteAt: transfer.firstByteAt, now: now)

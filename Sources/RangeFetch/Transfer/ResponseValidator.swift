@@ -20,6 +20,10 @@
 /// | 206 whose complete length is not the file's size            | `restartWhole`     |
 /// | 206 with another range                                      | `retry`            |
 /// | otherwise                                                   | `accept`           |
+///
+/// Once an accepted 206's body has ended, ``verdict(content:)`` judges it by its
+/// `Content-Digest`: a mismatch is `rejectRange`; a match or no proof (the body ended short) is
+/// `accept`.
 struct ResponseValidator: Sendable {
     /// The file as the probe saw it (its `url` names it in messages).
     var remote: RemoteFile
@@ -56,6 +60,14 @@ struct ResponseValidator: Sendable {
             return .retry(mismatch, after: nil)
         }
         return .accept
+    }
+
+    /// The verdict on an accepted response's content, by what its `Content-Digest` proved.
+    func verdict(content proof: ContentProof) -> ResponseVerdict {
+        guard case .mismatched(let algorithm, let expected, let actual) = proof else { return .accept }
+        let url = remote.url
+        let range = asked.map { " \($0.httpRangeSpec)" } ?? ""
+        return .rejectRange(DownloadError(.checksumMismatch, "\(url): the bytes\(range) do not match the response's Content-Digest (\(algorithm) \(expected) announced, \(actual) received)", url: url))
     }
 
     /// Whether `head` is a usable 2xx answer carrying another origin's ETag for the same file

@@ -20,13 +20,17 @@ enum ResponseVerdict: Equatable, Sendable {
     case restartWhole(DownloadError)
     /// Nothing to retry: the download fails with this error.
     case fatal(DownloadError)
+    /// The response's content does not match its `Content-Digest`: its bytes are rejected (the
+    /// segment goes back to where the response began), its source is blamed, and the range is
+    /// asked again, of another source when there is one. Known only once the body has ended.
+    case rejectRange(DownloadError)
 
     /// The error that goes with any verdict but ``accept``.
     var error: DownloadError? {
         switch self {
         case .accept: nil
         case .retry(let error, _), .reResolve(let error, _), .excludeSource(let error, _), .pushback(let error, _),
-             .oneStream(let error), .restartWhole(let error), .fatal(let error): error
+             .oneStream(let error), .restartWhole(let error), .fatal(let error), .rejectRange(let error): error
         }
     }
 

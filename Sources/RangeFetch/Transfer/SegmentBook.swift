@@ -22,6 +22,14 @@ final class SegmentBook {
         segments.map(\.state).sorted { $0.range.lower < $1.range.lower }
     }
 
+    /// Segment states as a journal record, a digest following the prefix or a stream may take
+    /// them, in file order: a segment whose request carries a `Content-Digest` not checked yet
+    /// counts only up to that request's first byte, so nothing recorded or hashed is a byte a
+    /// mismatch would reject (see ``SegmentTransfer/unprovenFrom``).
+    var vouchedStates: [SegmentState] {
+        segments.map { $0.state.vouched(unprovenFrom: $0.transfer?.unprovenFrom) }.sorted { $0.range.lower < $1.range.lower }
+    }
+
     /// Bytes of the file received: written, queued for writing or buffered by a request.
     var receivedBytes: Int64 {
         segments.reduce(0) { $0 + $1.state.written + $1.queued + Int64($1.transfer?.buffered ?? 0) }

@@ -52,6 +52,11 @@ final class SegmentTransfer {
     /// about a refusal (`<Code>ExpiredToken</Code>`).
     private(set) var errorBody: [UInt8] = []
     static let errorBodyBytes = 2048
+    /// Hashes the content of a 206 that carries a `Content-Digest` (from its first byte).
+    private(set) var contentCheck: ContentDigestCheck?
+    /// What the `Content-Digest` proved, once the response has ended (``settleProof(result:)``);
+    /// `nil` while it runs or when it carried none.
+    private(set) var proof: ContentProof?
 
     init(id: Int, segment: EngineSegment, requested: ByteRange?, url: String, writer: WriteQueue, pool: BufferPool,
          remote: RemoteFile, toUserURL: Bool, now: Double) throws(DownloadError) {
@@ -108,6 +113,7 @@ final class SegmentTransfer {
             taken += chunk
             if bufferStart + buffered == buffer.count { flush() }
         }
+        contentCheck?.update(UnsafeRawBufferPointer(rebasing: bytes[0..<usable]))
         bytesReceived += Int64(usable)
         guard usable == bytes.count else {
             // Past the segment's end: either a stolen tail (expected) or an overlong body.
@@ -158,11 +164,27 @@ final class SegmentTransfer {
         verdict = validator.verdict(head)
         sawOtherETag = validator.carriesOtherETag(head)
         if let error = verdict.error { failure = (error, !verdict.isRetriable) }
+        if verdict == .accept, requested != nil { contentCheck = ContentDigestCheck(head: head, start: nextOffset) }
+    }
+
+    /// Where the segment's bytes stop being vouched for while this response runs: its first
+    /// byte's offset when it carries a `Content-Digest` not checked yet, else `nil`. A journal
+    /// record must not claim bytes past it (a mismatch would reject them).
+    var unprovenFrom: Int64? { proof == nil ? contentCheck?.start : nil }
+
+    /// Settles what the response's `Content-Digest` proved, once libcurl ended it with `result`.
+    /// Only a clean end with every announced byte taken can be checked. Call once, at the end.
+    func settleProof(result: CURLcode) {
+        guard let contentCheck, proof == nil else { return }
+        let whole = result == CURLE_OK && failure == nil && !overlong && !stoppedAtSegmentEnd
+        proof = contentCheck.outcome(deliveredWhole: whole)
     }
 
     /// The verdict once the response has ended: an expired-token 400 is known only from its
     /// body, which arrives after the head.
+    /// A response whose content did not match its `Content-Digest` is rejected here too.
     var finalVerdict: ResponseVerdict {
+        if verdict == .accept, let proof { return validator.verdict(content: proof) }
         guard validated, failure != nil else { return verdict }
         return validator.verdict(head, errorBody: errorText)
     }

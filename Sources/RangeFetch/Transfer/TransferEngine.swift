@@ -35,6 +35,8 @@ final class TransferEngine: CurlLoopClient {
     private var deliveredBefore: Int64 = 0
     /// The HTTP version of the latest response, for progress reports.
     private var httpVersion: String?
+    /// Sources that have sent a `Content-Digest` we can check: their ranges are not split.
+    private var provingSources: Set<SourceID> = []
 
     /// - Parameter loop: the loop to run on, with its cache of open connections; the engine
     ///   leaves none of its requests in it when it returns.
@@ -127,7 +129,8 @@ final class TransferEngine: CurlLoopClient {
         // received: a kill then costs about one checkpoint interval, not a buffer per connection.
         if calledFor { for transfer in active.values where transfer.failure == nil { transfer.flush() } }
         if checkpoints.shouldRecord(now: now, calledFor: calledFor, writesLanded: book.writesLanded) {
-            report(.checkpoint(segmentStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
+            // Bytes of a response whose Content-Digest is not checked yet are not claimed.
+            report(.checkpoint(book.vouchedStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
         }
         if moved < Self.coalesceBytes && finished.isEmpty && !active.isEmpty {
             // A trickle (a lossy WAN delivers a packet or two per wake-up): let the sockets
@@ -143,7 +146,7 @@ final class TransferEngine: CurlLoopClient {
         for transfer in active.values {
             if let version = transfer.httpVersion { httpVersion = version }
         }
-        return EngineProgress(receivedBytes: book.receivedBytes, contiguousBytes: segmentStates.contiguousPrefix,
+        return EngineProgress(receivedBytes: book.receivedBytes, contiguousBytes: book.vouchedStates.contiguousPrefix,
                               activeConnections: active.count, targetConnections: scheduler.targetConnections,
                               tcpConnections: loop.openConnections, httpVersion: httpVersion)
     }
@@ -163,7 +166,7 @@ final class TransferEngine: CurlLoopClient {
     private func takeCompletedWrites() throws(DownloadError) {
         let completions = writer.takeCompleted()
         let failure = book.credit(completions)
-        if configuration.startLimit != nil, !completions.isEmpty { report(.written(segmentStates.contiguousPrefix)) }
+        if configuration.startLimit != nil, !completions.isEmpty { report(.written(book.vouchedStates.contiguousPrefix)) }
         if let failure { throw failure.downloadError }
     }
 
@@ -218,6 +221,12 @@ final class TransferEngine: CurlLoopClient {
         let cut = max(offset, segment.outstanding.lower)
         guard cut < segment.state.range.upper else { return true }
         let takeover = cut == segment.outstanding.lower
+        // A response carrying a Content-Digest is proven only whole: cutting its tail off would
+        // leave its bytes unproven, so it runs to its end (a slow one may still be replaced). A
+        // request whose answer has not come yet counts as one when its source sent digests before.
+        if !takeover, transfer.unprovenFrom != nil || (!transfer.validated && provingSources.contains(transfer.sourceID)) {
+            return true
+        }
         // A takeover hands the victim's connection on; a plain split needs one more.
         if !takeover, let lease = configuration.lease, !lease.acquire(host: sources[.main].origin) { return false }
         if takeover {
@@ -235,7 +244,7 @@ final class TransferEngine: CurlLoopClient {
     /// - Returns: `false` when the shared budget had no connection for it.
     /// - Throws: when libcurl cannot set the request up.
     private func start(_ segment: EngineSegment, now: Double, leased: Bool = false) throws(DownloadError) -> Bool {
-        guard let id = sources.pick(maximumPerSource: configuration.maximumConnectionsPerSource) else {
+        guard let id = sources.pick(maximumPerSource: configuration.maximumConnectionsPerSource, avoiding: segment.distrusted) else {
             if leased { configuration.lease?.release(host: sources[.main].origin) }
             return false
         }
@@ -295,6 +304,8 @@ final class TransferEngine: CurlLoopClient {
 
     /// Aborts every transfer, keeping the valid bytes each had buffered, and waits for every
     /// queued write, so ``segmentStates`` counts all of them.
+    /// Bytes of a response whose `Content-Digest` was not checked yet are not counted (see
+    /// ``detach(_:)``): a resume fetches them again.
     private func stopAll() {
         for transfer in active.values { detach(transfer) }
         writer.waitUntilIdle()
@@ -303,7 +314,10 @@ final class TransferEngine: CurlLoopClient {
 
     /// Removes a transfer from the loop mid-flight, keeping its valid buffered bytes.
     /// libcurl closes its connection, so a replacement request gets a fresh one.
+    /// A response carrying a `Content-Digest` not checked yet keeps none of its bytes: cut off by
+    /// us, it can never be proven, and it may be a lying range's (a slow one, replaced).
     private func detach(_ transfer: SegmentTransfer) {
+        let unproven = transfer.unprovenFrom
         loop.remove(transfer.easy)
         active.removeValue(forKey: transfer.id)
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
@@ -311,6 +325,15 @@ final class TransferEngine: CurlLoopClient {
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil
         pool.give(transfer.recyclableBuffer)
+        if let unproven { try? discard(transfer.segment, from: unproven) }
+    }
+
+    /// Puts `segment` back to file offset `start` (where a response began whose bytes are not
+    /// kept); its queued writes land first, so none is credited afterwards.
+    private func discard(_ segment: EngineSegment, from start: Int64) throws(DownloadError) {
+        writer.waitUntilIdle()
+        try takeCompletedWrites()
+        segment.state = segment.state.vouched(unprovenFrom: start)
     }
 
     /// Moves the running requests of dropped sources to the others.
@@ -327,12 +350,26 @@ final class TransferEngine: CurlLoopClient {
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
         segment.transfer = nil
-        sources.ended(transfer, now: MonotonicTime.now())
         if transfer.head.status != 0 { transfer.validateHead() }
+        transfer.settleProof(result: result)
+        if transfer.contentCheck != nil { provingSources.insert(transfer.sourceID) }
+        sources.ended(transfer, now: MonotonicTime.now())
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
         report(.requestEnded(transfer.end(result: result, connectionSawLoss: sawLoss, now: MonotonicTime.now())))
         if let version = transfer.httpVersion { httpVersion = version }
+        if case .rejectRange(let error) = transfer.finalVerdict {
+            // Before progress is counted: rejected bytes are no progress.
+            try reject(transfer, error)
+            return
+        }
+        if transfer.stoppedAtSegmentEnd, transfer.proof == .unproven, let start = transfer.contentCheck?.start {
+            // Cut by us at a stolen tail (split before its source was known to send digests):
+            // never provable, so not kept; the segment asks for it again, no try spent.
+            try discard(segment, from: start)
+            sources.learn(from: transfer)
+            return
+        }
         // Bytes queued for writing count as progress: their writes land a moment later.
         let reached = segment.state.written + segment.queued
         if reached > segment.bestWritten {
@@ -373,6 +410,9 @@ final class TransferEngine: CurlLoopClient {
         case .retry(let error, let after):
             try retry(segment, after: error, retryAfter: after)
             return
+        case .rejectRange(let error):
+            try retry(segment, after: error, retryAfter: 0)
+            return
         case .oneStream(let error), .restartWhole(let error), .fatal(let error):
             // The session falls back to one stream (rangesNotHonoured) or restarts (remoteChanged).
             throw error
@@ -388,6 +428,20 @@ final class TransferEngine: CurlLoopClient {
         let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)
         if refusedConnection { pushedBack(error, by: transfer.sourceID) }
         try retry(segment, after: error, retryAfter: nil, blame: refusedConnection ? .pushback : .segment)
+    }
+
+    /// Rejects the bytes of a response that failed its `Content-Digest`: the segment goes back to
+    /// where the response began (its writes land first, so none is counted later), the source is
+    /// blamed and named, and the range is asked again, of another source when there is one.
+    private func reject(_ transfer: SegmentTransfer, _ error: DownloadError) throws(DownloadError) {
+        let segment = transfer.segment
+        guard let start = transfer.contentCheck?.start else { return }
+        try discard(segment, from: start)
+        segment.distrusted = transfer.sourceID
+        let range = ByteRange(start, max(start, min(segment.state.range.upper, start + (transfer.contentCheck?.length ?? 0))))
+        report(.warning(.contentDigestMismatch(url: Redaction.url(sources[source: transfer.sourceID].userURL), range: range)))
+        if let drop = sources.failed(transfer, why: error.message) { carryOut([drop]) }
+        try retry(segment, after: error, retryAfter: 0)
     }
 
     /// The server refused a connection (429, 503, a refused or reset connect): fewer connections.
