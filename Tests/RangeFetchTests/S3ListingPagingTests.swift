@@ -97,7 +97,8 @@ final class LoopingListingTests {
         #expect(result.status != 0)
         #expect(result.stderr.contains("s3://loopingbucket/p/") && result.stderr.contains("same continuation token"),
                 "\(result.stderr)")
-        let pages = try server.stats().log.filter { $0.path.hasPrefix("/loopingbucket") }.count
+        // The listing's requests (the first page's object is fetched too, as the listing goes on).
+        let pages = try server.stats().log.filter { $0.path == "/loopingbucket/" }.count
         #expect(pages == 2, "\(pages) listing pages asked for")
     }
 }
