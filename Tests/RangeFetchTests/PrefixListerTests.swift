@@ -180,6 +180,15 @@ final class PrefixFeedTests {
                 "\(String(describing: feed.failure))")
     }
 
+    @Test func aPrefixThatNamesAnObjectIsRefusedBeforeAnyRequest() throws {
+        var options = DownloadOptions()
+        options.s3 = S3Configuration(signer: nil, region: "us-east-1", endpoint: "http://127.0.0.1:1")
+        let error = #expect(throws: DownloadError.self) {
+            _ = try BatchFeed(BatchInput(prefixes: ["s3://b/key.bin"]), defaultDirectory: self.out.path, options: options)
+        }
+        #expect(error?.code == .invalidURL && error?.message == "s3://b/key.bin: not an s3://BUCKET/PREFIX/ URL", "\(String(describing: error))")
+    }
+
     @Test func anObjectSavedWhereAGivenEntryIsIsRefused() throws {
         let given = BatchEntry(url: "http://127.0.0.1:1/k00000.bin")
         let feed = try BatchFeed(BatchInput(entries: [given]),

@@ -105,5 +105,10 @@ final class StreamedPrefixS3Tests {
         let summary = try await Downloader(options: options).download(batch: input, options: batch)
         #expect(summary.count(.downloaded) == 150 && summary.succeeded)
         try expectObjects(out.file("few"), prefix: "few/", count: 150, size: 20)
+
+        // s3Entries: the same entries, all at once.
+        let entries = try await Downloader(options: options).s3Entries("s3://models/few/")
+        #expect(entries.map(\.url) == (0..<150).map { "s3://models/few/o\(String(format: "%05d", $0))" })
+        #expect(entries.allSatisfy { $0.checksums.count == 1 && $0.origin == "s3://models/few/" && $0.output?.hasPrefix("o") == true })
     }
 }

@@ -21,14 +21,6 @@ struct DistinctPaths {
         self.defaultDirectory = defaultDirectory
     }
 
-    /// Records `entry`'s path, or throws a usage error naming it and the earlier entry with the
-    /// same path. `fromList`: the entry is the list's next one (else one given before the list),
-    /// and `list` a file holding the list's lines so far (``ManifestReader/rereadable``).
-    mutating func check(_ entry: BatchEntry, fromList: Bool,
-                        list: (path: String, source: String)? = nil) throws(DownloadError) {
-        try check(entry, arrival: fromList ? .listed(list) : .given, earlierObject: { _ throws(DownloadError) in nil })
-    }
-
     /// Where an entry being checked comes from, in the batch's order: given, a prefix's object,
     /// or a line of the list.
     enum Arrival {
@@ -45,9 +37,10 @@ struct DistinctPaths {
     }
 
     /// Records `entry`'s path, or throws a usage error naming it and the earlier entry with the
-    /// same path. `earlierObject(path)`: the first prefix object checked before `entry` that is
-    /// saved at `path` (prefixes are listed again to tell, which only a fingerprint shared with
-    /// an earlier path asks for).
+    /// same path. `arrival.listed` carries a file holding the list's lines so far
+    /// (``ManifestReader/rereadable``); `earlierObject(path)` is the first prefix object checked
+    /// before `entry` that is saved at `path` (prefixes are listed again to tell, which only a
+    /// fingerprint shared with an earlier path asks for).
     mutating func check(_ entry: BatchEntry, arrival: Arrival,
                         earlierObject: (String) throws(DownloadError) -> BatchEntry?) throws(DownloadError) {
         let path = entry.expectedPath(defaultDirectory: defaultDirectory)
