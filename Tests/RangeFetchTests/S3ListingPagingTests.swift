@@ -60,6 +60,13 @@ struct S3ListingPagingTests {
             .listURL(bucket: "b", prefix: "p/", continuationToken: nil)
         #expect(url.contains("encoding-type=url"), "\(url)")
     }
+
+    @Test func aPageSizeIsAskedForOnlyWhenGiven() {
+        let configuration = S3Configuration(signer: nil, region: "us-east-1", endpoint: "http://127.0.0.1:1")
+        #expect(!configuration.listURL(bucket: "b", prefix: "p/", continuationToken: nil).contains("max-keys"))
+        #expect(configuration.listURL(bucket: "b", prefix: "p/", continuationToken: "t", maxKeys: 40)
+            == "http://127.0.0.1:1/b/?encoding-type=url&list-type=2&prefix=p%2F&continuation-token=t&max-keys=40")
+    }
 }
 
 /// A store whose listing never ends (every page truncated with the same token), from our fault

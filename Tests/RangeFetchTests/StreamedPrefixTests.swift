@@ -65,6 +65,26 @@ final class StreamedPrefixFaultTests {
         let listings = try server.stats().log.filter { $0.path == "/paged-500-100-fail3/" }
         #expect(listings.map(\.status) == [200, 200, 500])
     }
+
+    /// Ctrl-C while the next page is awaited (a store that does not answer) stops the batch at
+    /// once: the listing's request is cancelled like any other, exit 130.
+    @Test func anInterruptEndsTheWaitForAPage() throws {
+        let run = try RunningCLI(["--no-config", "s3://paged-300-100-stall2/p/", "--no-sign-request", "-d", out.file("s"), "-j", "2"],
+                                 environment: environment)
+        // The first page's 100 objects arrive, then the workers wait for page 2.
+        let deadline = Date().addingTimeInterval(20)
+        while run.outputLines.filter({ $0.contains("\"event\":\"finish\"") }).count < 100, Date() < deadline { usleep(20_000) }
+        #expect(run.outputLines.filter { $0.contains("\"event\":\"finish\"") }.count == 100, "the first page's objects never arrived")
+        // Page 2 was asked for when the 100th object was taken (a stalled answer is logged only
+        // once it ends, so the log cannot show it).
+        usleep(200_000)
+        let began = Date()
+        run.send(SIGINT)
+        let (status, stderr) = try run.wait(timeoutSeconds: 50)
+        #expect(status == 130, "\(stderr.suffix(300))")
+        #expect(Date().timeIntervalSince(began) < 20, "the interrupt waited for the stalled page")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.file("s")).count == 100)
+    }
 }
 
 /// A prefix of several pages in moto (signatures enforced) is fetched completely and exactly,

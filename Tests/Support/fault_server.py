@@ -40,13 +40,15 @@ Paths
                             at host "localhost" (another origin).
   /loopingbucket            an S3 ListObjectsV2 listing whose every page is truncated with the same
                             NextContinuationToken ("same"); each page names one new key.
-  /paged-N-P[-failK]/KEY    an S3 bucket of N objects p/k00000.bin ... (keys of 5 digits), 100 bytes
+  /paged-N-P[-failK|-stallK]/KEY
+                            an S3 bucket of N objects p/k00000.bin ... (keys of 5 digits), 100 bytes
                             each (/data/100's bytes; the listing's ETag is their MD5). A request
                             for the bucket itself (/paged-N-P/?list-type=2&...) is ListObjectsV2:
                             pages of P keys (or max-keys=, if smaller), continuation tokens "tI"
                             (I = the page's first index), encoding-type=url honoured. With -failK,
-                            page K (from 1) answers 500 with an S3 InternalError body. Any other
-                            key answers the object's bytes, as /data/100/ would (ranges and all).
+                            page K (from 1) answers 500 with an S3 InternalError body; with -stallK
+                            it is answered after 60 s of silence. Any other key answers the
+                            object's bytes, as /data/100/ would (ranges and all).
   /_reset                   GET or POST: clears the stats and every per-URL counter (cutcount,
                             tricklecount, stallcount, status503, statuscount, changeafter).
   /_clock?advance=SECONDS   GET or POST: moves the server's notion of "now" forward by SECONDS
@@ -207,8 +209,9 @@ BASE_DATE = 1_700_000_000        # Last-Modified of version 0 (2023-11-14); +1 d
 FOREVER = 1 << 62
 
 
-PAGED_BUCKET = re.compile(r"^/paged-(?P<count>\d+)-(?P<page>\d+)(?:-fail(?P<fail>\d+))?(?P<rest>/.*)?$")
+PAGED_BUCKET = re.compile(r"^/paged-(?P<count>\d+)-(?P<page>\d+)(?:-(?P<fault>fail|stall)(?P<faulty>\d+))?(?P<rest>/.*)?$")
 PAGED_OBJECT_SIZE = 100
+PAGED_STALL_SECONDS = 60
 
 
 def log_error(message):
@@ -747,7 +750,7 @@ class Handler(BaseHTTPRequestHandler):
     def serve_paged_listing(self, paged, query):
         """ListObjectsV2 for /paged-N-P[-failK]: see the docstring."""
         count, page_size = int(paged.group("count")), int(paged.group("page"))
-        fail_page = int(paged.group("fail") or 0)
+        faulty = int(paged.group("faulty") or 0)
         fields = dict(parse_qsl(query))
         if fields.get("max-keys", "").isdigit():
             page_size = max(1, min(page_size, int(fields["max-keys"])))
@@ -756,7 +759,9 @@ class Handler(BaseHTTPRequestHandler):
             self.simple(400, b"<Error><Code>InvalidArgument</Code><Message>bad token</Message></Error>")
             return
         first = int(token[1:]) if token else 0
-        if fail_page and first // page_size + 1 == fail_page:
+        if faulty and first // page_size + 1 == faulty and paged.group("fault") == "stall":
+            time.sleep(PAGED_STALL_SECONDS)
+        elif faulty and first // page_size + 1 == faulty:
             self.simple(500, b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code>'
                              b'<Message>We encountered an internal error. Please try again.</Message></Error>',
                         [("Content-Type", "application/xml")])
