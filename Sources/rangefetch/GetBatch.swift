@@ -62,7 +62,7 @@ extension Get {
         // (an -i list's s3:// lines alone are covered by download(batch:)).
         if options.s3 == nil, urls.contains(where: { (try? SourceAddress($0))?.isS3 == true }) { options.s3 = try S3Configuration.load() }
         let downloader = Downloader(options: options)
-        let input = try loadInput(downloader)
+        let input = try loadInput()
         reporter.begin(urls: input.listPath == nil && input.prefixes.isEmpty && input.shard == nil ? input.entries.map(\.url) : [])
         let batchOptions = self.batchOptions
         let task = Task { () async throws(DownloadError) -> BatchSummary in
@@ -98,7 +98,7 @@ extension Get {
     /// The batch's entries: URLs on the command line, then the objects of its prefixes, then the
     /// `-i` list; the library lists the prefixes a page at a time and streams the list, checking
     /// each entry as it reaches it and keeping this shard's.
-    private func loadInput(_ downloader: Downloader) throws(DownloadError) -> BatchInput {
+    private func loadInput() throws(DownloadError) -> BatchInput {
         var entries: [BatchEntry] = []
         var prefixes: [String] = []
         for url in urls {

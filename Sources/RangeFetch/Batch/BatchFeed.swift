@@ -41,7 +41,7 @@ final class BatchFeed: Sendable {
     /// `cancellation` is set, a wait for the list's next bytes or a listing page ends and the feed
     /// hands out nothing more.
     convenience init(_ input: BatchInput, defaultDirectory: String, options: DownloadOptions = DownloadOptions(),
-         cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
+                     cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
         var listers: [PrefixLister] = []
         for prefix in input.prefixes {
             listers.append(try PrefixLister.s3(prefix, options: options, cancellation: cancellation, pageSize: input.listingPageSize))
