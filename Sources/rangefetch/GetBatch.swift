@@ -62,8 +62,8 @@ extension Get {
         // (an -i list's s3:// lines alone are covered by download(batch:)).
         if options.s3 == nil, urls.contains(where: { (try? SourceAddress($0))?.isS3 == true }) { options.s3 = try S3Configuration.load() }
         let downloader = Downloader(options: options)
-        let input = try await loadInput(downloader)
-        reporter.begin(urls: input.listPath == nil && input.shard == nil ? input.entries.map(\.url) : [])
+        let input = try loadInput()
+        reporter.begin(urls: input.listPath == nil && input.prefixes.isEmpty && input.shard == nil ? input.entries.map(\.url) : [])
         let batchOptions = self.batchOptions
         let task = Task { () async throws(DownloadError) -> BatchSummary in
             try await downloader.download(batch: input, options: batchOptions) { reporter.handle($0) }
@@ -95,17 +95,18 @@ extension Get {
         return options
     }
 
-    /// The batch's entries: URLs on the command line (prefixes listed now), then the `-i` list,
-    /// which the library streams, checking each line as it reaches it and keeping this shard's.
-    private func loadInput(_ downloader: Downloader) async throws(DownloadError) -> BatchInput {
+    /// The batch's entries: URLs on the command line, then the objects of its prefixes, then the
+    /// `-i` list; the library lists the prefixes a page at a time and streams the list, checking
+    /// each entry as it reaches it and keeping this shard's.
+    private func loadInput() throws(DownloadError) -> BatchInput {
         var entries: [BatchEntry] = []
+        var prefixes: [String] = []
         for url in urls {
             let address: SourceAddress
             do { address = try SourceAddress(url) } catch { throw DownloadError(usageMessage: error.message) }
-            // A prefix is its objects, listed now (every page).
-            entries += address.isPrefix ? try await downloader.s3Entries(url) : [BatchEntry(url: url)]
+            if address.isPrefix { prefixes.append(url) } else { entries.append(BatchEntry(url: url)) }
         }
-        var input = BatchInput(entries: entries, listPath: batch.inputFile, shard: batch.shard?.selector)
+        var input = BatchInput(entries: entries, prefixes: prefixes, listPath: batch.inputFile, shard: batch.shard?.selector)
         if let checksumFile = checks.checksumFile {
             // Each entry takes the line naming its file; entries it does not name get none.
             guard let sums = try? String(contentsOfFile: checksumFile, encoding: .utf8) else {

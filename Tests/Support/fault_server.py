@@ -40,6 +40,15 @@ Paths
                             at host "localhost" (another origin).
   /loopingbucket            an S3 ListObjectsV2 listing whose every page is truncated with the same
                             NextContinuationToken ("same"); each page names one new key.
+  /paged-N-P[-failK|-stallK]/KEY
+                            an S3 bucket of N objects p/k00000.bin ... (keys of 5 digits), 100 bytes
+                            each (/data/100's bytes; the listing's ETag is their MD5). A request
+                            for the bucket itself (/paged-N-P/?list-type=2&...) is ListObjectsV2:
+                            pages of P keys (or max-keys=, if smaller), continuation tokens "tI"
+                            (I = the page's first index), encoding-type=url honoured. With -failK,
+                            page K (from 1) answers 500 with an S3 InternalError body; with -stallK
+                            it is answered after 60 s of silence. Any other key answers the
+                            object's bytes, as /data/100/ would (ranges and all).
   /_reset                   GET or POST: clears the stats and every per-URL counter (cutcount,
                             tricklecount, stallcount, status503, statuscount, changeafter).
   /_clock?advance=SECONDS   GET or POST: moves the server's notion of "now" forward by SECONDS
@@ -207,6 +216,11 @@ CACHE_LIMIT = 192 << 20          # ... in an LRU of at most this many bytes
 STALL_AFTER = 16 * 1024
 BASE_DATE = 1_700_000_000        # Last-Modified of version 0 (2023-11-14); +1 day per version
 FOREVER = 1 << 62
+
+
+PAGED_BUCKET = re.compile(r"^/paged-(?P<count>\d+)-(?P<page>\d+)(?:-(?P<fault>fail|stall)(?P<faulty>\d+))?(?P<rest>/.*)?$")
+PAGED_OBJECT_SIZE = 100
+PAGED_STALL_SECONDS = 60
 
 
 def log_error(message):
@@ -703,6 +717,14 @@ class Handler(BaseHTTPRequestHandler):
             self.simple(200, body.encode(), [("Content-Type", "application/xml")])
             return
 
+        paged = PAGED_BUCKET.match(path)
+        if paged:
+            if (paged.group("rest") or "/") == "/":
+                self.serve_paged_listing(paged, url.query)
+                return
+            path = f"/data/{PAGED_OBJECT_SIZE}/{paged.group('rest').rsplit('/', 1)[-1]}"
+            url = url._replace(query="")
+
         faults = Faults(url.query)
         self.key = self.path  # per path+query counters, exactly as requested
         self.faults = faults
@@ -737,6 +759,41 @@ class Handler(BaseHTTPRequestHandler):
             self.serve(resource, faults, head)
         finally:
             STATE.add(self.key, "inflight", -1)
+
+    def serve_paged_listing(self, paged, query):
+        """ListObjectsV2 for /paged-N-P[-failK]: see the docstring."""
+        count, page_size = int(paged.group("count")), int(paged.group("page"))
+        faulty = int(paged.group("faulty") or 0)
+        fields = dict(parse_qsl(query))
+        if fields.get("max-keys", "").isdigit():
+            page_size = max(1, min(page_size, int(fields["max-keys"])))
+        token = fields.get("continuation-token")
+        if token is not None and not (token.startswith("t") and token[1:].isdigit()):
+            self.simple(400, b"<Error><Code>InvalidArgument</Code><Message>bad token</Message></Error>")
+            return
+        first = int(token[1:]) if token else 0
+        if faulty and first // page_size + 1 == faulty and paged.group("fault") == "stall":
+            time.sleep(PAGED_STALL_SECONDS)
+        elif faulty and first // page_size + 1 == faulty:
+            self.simple(500, b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code>'
+                             b'<Message>We encountered an internal error. Please try again.</Message></Error>',
+                        [("Content-Type", "application/xml")])
+            return
+        last = min(count, first + page_size)
+        etag = hashlib.md5(data_bytes(0, 0, PAGED_OBJECT_SIZE, True)).hexdigest()
+        encoded = fields.get("encoding-type") == "url"
+        contents = "".join(f'<Contents><Key>p%2Fk{index:05d}.bin</Key><Size>{PAGED_OBJECT_SIZE}</Size>'
+                           f'<ETag>&quot;{etag}&quot;</ETag></Contents>' if encoded else
+                           f'<Contents><Key>p/k{index:05d}.bin</Key><Size>{PAGED_OBJECT_SIZE}</Size>'
+                           f'<ETag>&quot;{etag}&quot;</ETag></Contents>' for index in range(first, last))
+        truncated = last < count
+        body = ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult>'
+                f'<Name>paged</Name><Prefix>p/</Prefix><KeyCount>{last - first}</KeyCount><MaxKeys>{page_size}</MaxKeys>'
+                + ('<EncodingType>url</EncodingType>' if encoded else '')
+                + f'<IsTruncated>{"true" if truncated else "false"}</IsTruncated>'
+                + (f'<NextContinuationToken>t{last}</NextContinuationToken>' if truncated else '')
+                + contents + '</ListBucketResult>')
+        self.simple(200, body.encode(), [("Content-Type", "application/xml")])
 
     def find_resource(self, path, faults):
         parts = path.split("/", 3)  # "", kind, first, rest

@@ -1,15 +1,21 @@
 import Synchronization
 
-/// Hands a batch's entries to its workers one at a time, in order: the given ones, then the list's
-/// as the reader reaches them. Every entry is checked (its line, its path distinct from every
-/// earlier one); only the shard's are handed out, numbered from 0 in the order handed out.
+/// Hands a batch's entries to its workers one at a time, in order: the given ones, then the
+/// prefixes' objects as their listings reach them (a page at a time, ``PrefixLister``), then the
+/// list's as the reader reaches them. Every entry is checked (its line, its path distinct from
+/// every earlier one); only the shard's are handed out, numbered from 0 in the order handed out.
 ///
-/// A malformed line, a duplicate path or an unreadable list stops the feed: it hands out nothing
-/// more and keeps the error in ``failure`` (the files handed out before it go on).
+/// A malformed line, a duplicate path, an unreadable list or a listing that fails stops the feed:
+/// it hands out nothing more and keeps the error in ``failure`` (the files handed out before it go on).
 final class BatchFeed: Sendable {
     private struct State {
         var given: [BatchEntry]
         var nextGiven = 0
+        /// The prefixes' listers, in order; `nextLister` is the one being read.
+        var listers: [PrefixLister]
+        var nextLister = 0
+        /// Entries the listers gave (every shard's).
+        var objects = 0
         var reader: ManifestReader?
         var paths: DistinctPaths
         /// Entries handed out.
@@ -30,18 +36,31 @@ final class BatchFeed: Sendable {
     /// Entries given up front.
     let givenCount: Int
 
-    /// Opens `input`'s list (a usage error naming it when it cannot be opened); once `cancellation`
-    /// is set, a wait for the list's next bytes ends and the feed hands out nothing more.
-    init(_ input: BatchInput, defaultDirectory: String, cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
+    /// Opens `input`'s list (a usage error naming it when it cannot be opened) and prepares its
+    /// prefixes' listings, signed as `options` say (no page is asked for yet); once
+    /// `cancellation` is set, a wait for the list's next bytes or a listing page ends and the feed
+    /// hands out nothing more.
+    convenience init(_ input: BatchInput, defaultDirectory: String, options: DownloadOptions = DownloadOptions(),
+                     cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
+        var listers: [PrefixLister] = []
+        for prefix in input.prefixes {
+            listers.append(try PrefixLister.s3(prefix, options: options, cancellation: cancellation, pageSize: input.listingPageSize))
+        }
+        try self.init(input, listers: listers, defaultDirectory: defaultDirectory, cancellation: cancellation)
+    }
+
+    /// A feed of `input`'s entries, `listers`' objects (in place of `input.prefixes`) and list.
+    init(_ input: BatchInput, listers: sending [PrefixLister], defaultDirectory: String,
+         cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
         let reader = try input.listPath.map { path throws(DownloadError) in try ManifestReader(path: path) }
         reader?.isCancelled = { cancellation.isCancelled }
         let paths = DistinctPaths(defaultDirectory: defaultDirectory)
-        streams = reader != nil
+        streams = reader != nil || !listers.isEmpty
         shard = input.shard
         checksumList = input.checksumList
         self.defaultDirectory = defaultDirectory
         givenCount = input.entries.count
-        state = Mutex(State(given: input.entries, reader: reader, paths: paths))
+        state = Mutex(State(given: input.entries, listers: listers, reader: reader, paths: paths))
     }
 
     /// The list's failure, once the feed has stopped on one.
@@ -55,14 +74,20 @@ final class BatchFeed: Sendable {
         state.withLock { state in
             guard state.failure == nil else { return nil }
             do throws(DownloadError) {
-                while let (entry, fromList) = try Self.read(&state) {
-                    try state.paths.check(entry, fromList: fromList, list: fromList ? state.reader?.rereadable : nil)
+                while let (entry, arrival) = try Self.read(&state) {
+                    // Objects checked before this entry, found again by listing their prefixes.
+                    let listers = state.listers
+                    let objectsBefore = state.objects - (arrival.isObject ? 1 : 0)
+                    let directory = defaultDirectory
+                    try state.paths.check(entry, arrival: arrival) { path throws(DownloadError) in
+                        try PrefixLister.earlier(among: listers, withPath: path, before: objectsBefore, defaultDirectory: directory)
+                    }
                     guard shard?.includes(entry.url) ?? true else { continue }
                     defer { state.handedOut += 1 }
                     return (state.handedOut, try withChecksum(entry))
                 }
                 state.exhausted = true
-                if let reader = state.reader, state.listed == 0, state.given.isEmpty {
+                if let reader = state.reader, state.listed == 0, state.given.isEmpty, state.objects == 0 {
                     throw DownloadError(.invalidOption, "\(reader.source) lists no URLs")
                 }
                 return nil
@@ -74,15 +99,22 @@ final class BatchFeed: Sendable {
         }
     }
 
-    /// The next entry, given or listed, every shard's.
-    private static func read(_ state: inout State) throws(DownloadError) -> (BatchEntry, fromList: Bool)? {
+    /// The next entry, given, a prefix's object or listed, every shard's.
+    private static func read(_ state: inout State) throws(DownloadError) -> (BatchEntry, DistinctPaths.Arrival)? {
         if state.nextGiven < state.given.count {
             defer { state.nextGiven += 1 }
-            return (state.given[state.nextGiven], false)
+            return (state.given[state.nextGiven], .given)
+        }
+        while state.nextLister < state.listers.count {
+            if let entry = try state.listers[state.nextLister].next() {
+                state.objects += 1
+                return (entry, .object)
+            }
+            state.nextLister += 1
         }
         guard let entry = try state.reader?.next() else { return nil }
         state.listed += 1
-        return (entry, true)
+        return (entry, .listed(state.reader?.rereadable))
     }
 
     /// `entry` with the checksum list's digest for its file when it has none of its own.

@@ -36,19 +36,30 @@ extension Downloader {
     /// and memory does not grow with it. Otherwise as ``download(batch:options:events:)``
     /// (entries given up front: `BatchInput(entries:)`).
     ///
+    /// ``BatchInput/prefixes`` are listed the same way, a page at a time between the given entries
+    /// and the list: the first object starts once the first page is read, and the next page is
+    /// asked for when the workers have taken every object of the one before. Their listings and
+    /// objects are signed with ``DownloadOptions/s3`` when given, else with the configuration
+    /// ``S3Configuration/load(unsigned:)`` reads before the batch starts.
+    ///
     /// Every entry is checked as it is reached, including other shards': its line, and its expected
     /// path against every earlier entry's (``DistinctPaths``).
     /// - Throws: as the other form; and a usage error naming the file and line (for a malformed
     ///   line, a path an earlier entry has, an unreadable or empty list) once the files taken up
-    ///   before it have ended: no file after it is started.
+    ///   before it have ended: no file after it is started. A listing that fails midway (an HTTP
+    ///   error, a continuation token sent twice, a page that is not a listing) ends the batch the
+    ///   same way, with an error naming the prefix and what the store said.
     public func download(
         batch input: BatchInput, options batch: BatchOptions,
         events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> BatchSummary {
         try options.validate()
         try batch.validate()
+        var options = self.options
+        // One configuration for the prefixes' listings and their objects' requests.
+        if !input.prefixes.isEmpty, options.s3 == nil { options.s3 = try S3Configuration.load() }
         let cancellation = CancellationFlag()
-        let feed = try BatchFeed(input, defaultDirectory: batch.directory, cancellation: cancellation)
+        let feed = try BatchFeed(input, defaultDirectory: batch.directory, options: options, cancellation: cancellation)
         let run = BatchRun(feed: feed, base: options, options: batch, cancellation: cancellation, emit: events)
         events(.started(BatchStart(files: input.entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
                                    maximumConnectionsPerHost: batch.maximumConnectionsPerHost,

@@ -80,31 +80,17 @@ extension Downloader {
     /// entries: each `s3://BUCKET/KEY` saved under the key's path relative to the prefix, with
     /// its MD5 to check where the ETag is one (single-part uploads; a multipart ETag is not a
     /// digest of the file and is not used). Folder markers (keys ending in `/`) are left out.
+    ///
+    /// Every entry is held at once: to download a prefix of any size with bounded memory, give it
+    /// to a batch as ``BatchInput/prefixes``, which lists it a page at a time as files are taken.
     public func s3Entries(_ prefixURL: String) async throws(DownloadError) -> [BatchEntry] {
-        guard let location = (try? SourceAddress(prefixURL))?.s3, location.isPrefix else {
-            throw DownloadError(.invalidURL, "\(prefixURL): not an s3://BUCKET/PREFIX/ URL", url: prefixURL)
-        }
-        var options = self.options
-        let configuration: S3Configuration
-        if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
-        options.request.s3Signer = configuration.signer
-        try options.request.bindSecrets(to: configuration.url(bucket: location.bucket, key: ""))
-        let request = options.request
+        let options = self.options
         let cancellation = CancellationFlag()
-        let objects = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [S3Client.Object] in
-            try S3Client(configuration: configuration, request: request, cancellation: cancellation, loop: CurlLoop())
-                .list(bucket: location.bucket, prefix: location.key)
-        }
-        return objects.compactMap { object -> BatchEntry? in
-            guard !object.key.hasSuffix("/") else { return nil }
-            // Keys are the store's names: each folder and file name made safe (no control
-            // characters, dot names, `..`), as a server's file name is.
-            let relative = object.key.dropFirst(location.key.count).split(separator: "/")
-                .compactMap { FileName.usable(String($0), from: .server) }.joined(separator: "/")
-            guard !relative.isEmpty else { return nil }
-            let md5 = object.md5.flatMap { DigestValue(algorithm: .md5, hex: $0) }
-            return BatchEntry(url: S3Location(bucket: location.bucket, key: object.key).url, output: relative,
-                              checksums: md5.map { [$0] } ?? [], origin: prefixURL)
+        return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [BatchEntry] in
+            let lister = try PrefixLister.s3(prefixURL, options: options, cancellation: cancellation)
+            var entries: [BatchEntry] = []
+            while let entry = try lister.next() { entries.append(entry) }
+            return entries
         }
     }
 }

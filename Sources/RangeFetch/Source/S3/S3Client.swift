@@ -1,6 +1,6 @@
 import CCurl
 
-/// The few S3 calls besides GetObject: listing a prefix (ListObjectsV2, page after page) and
+/// The few S3 calls besides GetObject: listing a prefix (ListObjectsV2, a page at a time) and
 /// reading an error body for its `<Code>`. Small GETs read whole into memory, on the calling thread.
 struct S3Client {
     var configuration: S3Configuration
@@ -23,21 +23,16 @@ struct S3Client {
         }
     }
 
-    /// Every object under `prefix` of `bucket`, in key order, following continuation tokens.
-    func list(bucket: String, prefix: String) throws(DownloadError) -> [Object] {
-        var objects: [Object] = []
-        var token: String?
+    /// One page of `prefix` in `bucket` (ListObjectsV2): the first, or the one `continuationToken`
+    /// starts; `maxKeys` asks for at most that many keys (`nil`: the store's default, 1,000 on S3).
+    /// ``PrefixLister`` follows the tokens.
+    func page(bucket: String, prefix: String, continuationToken: String?, maxKeys: Int? = nil) throws(DownloadError) -> ListingPage {
         let listing = "s3://\(bucket)/\(prefix)"
-        var pager = ListingPager(what: listing)
-        repeat {
-            let url = configuration.listURL(bucket: bucket, prefix: prefix, continuationToken: token)
-            let (status, body) = try get(url)
-            guard status == 200 else { throw Self.error(status: status, body: body, listing: listing) }
-            let page = try Self.parseListing(body, what: listing)
-            objects += page.objects
-            token = try pager.next(page.nextToken)
-        } while token != nil
-        return objects
+        let url = configuration.listURL(bucket: bucket, prefix: prefix, continuationToken: continuationToken, maxKeys: maxKeys)
+        let (status, body) = try get(url)
+        guard status == 200 else { throw Self.error(status: status, body: body, listing: listing) }
+        let page = try Self.parseListing(body, what: listing)
+        return ListingPage(objects: page.objects, nextToken: page.nextToken)
     }
 
     /// One ListObjectsV2 page: its objects and the token of the next page, if truncated.

@@ -61,12 +61,14 @@ public struct S3Configuration: Sendable, Equatable {
         return "https://\(bucket).s3.\(region).amazonaws.com/\(path)"
     }
 
-    /// The ListObjectsV2 request for one page of `prefix`.
-    public func listURL(bucket: String, prefix: String, continuationToken: String?) -> String {
+    /// The ListObjectsV2 request for one page of `prefix`; `maxKeys`: at most that many keys
+    /// (`nil`: the store's default, 1,000 on S3).
+    public func listURL(bucket: String, prefix: String, continuationToken: String?, maxKeys: Int? = nil) -> String {
         // encoding-type=url: a key with a control character would otherwise make the whole
         // page malformed XML (ListingKeyDecoding reads the keys back).
         var query = "encoding-type=url&list-type=2&prefix=" + SigV4Signer.encode(prefix)
         if let continuationToken { query += "&continuation-token=" + SigV4Signer.encode(continuationToken) }
+        if let maxKeys { query += "&max-keys=\(maxKeys)" }
         let base = endpoint.map { "\($0)/\(bucket)" } ?? "https://\(bucket).s3.\(region).amazonaws.com"
         return base + "/?" + query
     }
