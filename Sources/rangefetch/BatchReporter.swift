@@ -85,6 +85,8 @@ final class BatchReporter: Sendable {
             switch event {
             case .file(let index, .warning(let warning)):
                 writeOut(TerminalText.escaped("warning: \(label(index)): \(Reporter.words(warning))") + "\n", to: STDERR_FILENO)
+            case .warning(let warning):
+                writeOut(TerminalText.escaped("warning: \(Reporter.words(warning))") + "\n", to: STDERR_FILENO)
             case .failed(_, let error): writeOut("rangefetch: error: \(TerminalText.escaped(error.cliMessage))\n", to: STDERR_FILENO)
             default: break
             }
@@ -161,6 +163,8 @@ final class BatchReporter: Sendable {
                 redraw = true
             case .file(let index, .warning(let warning)):
                 note = "warning: \(state.paths[index] ?? state.urls[index] ?? "#\(index + 1)"): \(Reporter.words(warning))"
+            case .warning(let warning):
+                note = "warning: \(Reporter.words(warning))"
             case .failed(let index, let error):
                 state.active[index] = nil
                 state.failed += 1

@@ -17,10 +17,13 @@ final class BatchRun: Sendable {
     /// first such entry comes.
     private let s3 = Mutex<Result<S3Configuration, DownloadError>?>(nil)
     private let startedAt = MonotonicTime.now()
+    /// Finished entries, skipped on a rerun and recorded as they finish; `nil`: none used.
+    private let journal: BatchJournal?
 
-    init(feed: BatchFeed, base: DownloadOptions, options: BatchOptions, cancellation: CancellationFlag,
-         emit: @escaping @Sendable (BatchEvent) -> Void) {
+    init(feed: BatchFeed, base: DownloadOptions, options: BatchOptions, journal: BatchJournal? = nil,
+         cancellation: CancellationFlag, emit: @escaping @Sendable (BatchEvent) -> Void) {
         self.feed = feed
+        self.journal = journal
         self.base = base
         self.options = options
         self.cancellation = cancellation
@@ -66,8 +69,12 @@ final class BatchRun: Sendable {
     private func run(_ index: Int, entry: BatchEntry, loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
         let began = MonotonicTime.now()
         let emit = self.emit
+        let key = journalKey(entry)
+        if let key, !options.recheck, skipRecorded(index, entry: entry, key: key, began: began) { return }
         // Where a file that does not finish stands: its path and the bytes it holds.
         let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
+        // The validators the download knew the file by, for the journal.
+        let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
             let (url, options) = try SourceResolver.prepare(url: entry.url, options: self.options(for: entry))
             try Self.prepareDirectory(options.destination)
@@ -78,6 +85,7 @@ final class BatchRun: Sendable {
                 switch event {
                 case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }
                 case .progress(let report): progress.withLock { $0.received = report.receivedBytes }
+                case .probed(let remote): validators.withLock { $0 = (remote.etag, remote.lastModified) }
                 default: break
                 }
                 emit(.file(index: index, event))
@@ -92,6 +100,9 @@ final class BatchRun: Sendable {
             result.path = summary.path
             result.bytes = summary.bytes
             result.transferredBytes = summary.transferredBytes
+            if let key, !summary.streamed, summary.path == key.path {
+                record(entry, key: key.key, summary: summary, validators: validators.withLock { $0 })
+            }
             emit(.file(index: index, .finished(summary)))
         case .failure(let error):
             result.status = error.category == .interrupted ? .interrupted : .failed
@@ -102,6 +113,48 @@ final class BatchRun: Sendable {
             }
         }
         results.withLock { $0[index] = result }
+    }
+
+    /// The entry's key in the batch journal and the path it is for: `nil` without a journal, and
+    /// when the path is known only from the server's answer (``NameSource/server`` without `out=`)
+    /// or the entry is not to be kept as it is (``DownloadOptions/resume`` other than `.resume`).
+    private func journalKey(_ entry: BatchEntry) -> (key: BatchKey, path: String)? {
+        guard journal != nil, base.resume == .resume else { return nil }
+        let path: String
+        switch entry.destination(defaultDirectory: options.directory) {
+        case .file(let file): path = file
+        case .directory: guard base.nameSource == .givenURL else { return nil }
+            path = entry.expectedPath(defaultDirectory: options.directory)
+        case .standardOutput: return nil
+        }
+        return (BatchKey(url: entry.url, path: path, checksums: base.checksums + entry.checksums), path)
+    }
+
+    /// Reports the entry complete, without a request, when the journal's record of `key` matches
+    /// the file at its path as it is now; `false` (and nothing done) otherwise.
+    private func skipRecorded(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String), began: Double) -> Bool {
+        guard let journal, let stamp = FileStamp(fileAt: key.path), journal.isFinished(key.key, stamp: stamp) else { return false }
+        let elapsed = MonotonicTime.now() - began
+        let summary = DownloadSummary(path: key.path, bytes: stamp.size, transferredBytes: 0, resumedBytes: stamp.size,
+                                      elapsedSeconds: elapsed, verified: [], alreadyComplete: true, segmented: false,
+                                      verificationSeconds: nil)
+        var result = BatchFileResult(index: index, url: entry.url, status: .alreadyComplete)
+        (result.path, result.bytes, result.elapsedSeconds) = (key.path, stamp.size, elapsed)
+        results.withLock { $0[index] = result }
+        emit(.file(index: index, .finished(summary)))
+        return true
+    }
+
+    /// Appends the record of a finished entry (its file is in place, the rename durable); the
+    /// first failure to write is said once, and nothing more is recorded.
+    private func record(_ entry: BatchEntry, key: BatchKey, summary: DownloadSummary,
+                        validators: (etag: String?, lastModified: String?)) {
+        guard let journal, let stamp = FileStamp(fileAt: summary.path), stamp.size == summary.bytes else { return }
+        let details = BatchRecord.Details(url: Redaction.url(entry.url), path: summary.path, etag: validators.etag,
+                                          lastModified: validators.lastModified, digests: summary.verified.map(\.description))
+        if let failure = journal.append(BatchRecord(key: key, stamp: stamp, details: details)) {
+            emit(.warning(.batchJournalUnused(path: journal.path, reason: "\(failure)")))
+        }
     }
 
     /// `error` with a message that names the entry: its line in the list and its URL. A failure

@@ -45,6 +45,9 @@ public enum DownloadWarning: Sendable, Equatable {
     case sourceDropped(url: String, isMain: Bool, reason: String)
     /// TLS certificates are not checked.
     case certificatesUnchecked
+    /// The batch journal at `path` is not used (`reason`): complete files are checked with their
+    /// servers, and finished ones are not recorded.
+    case batchJournalUnused(path: String, reason: String)
 
     /// Routine events a front end shows only when asked for detail.
     public var isRoutine: Bool {
@@ -92,6 +95,8 @@ public enum DownloadWarning: Sendable, Equatable {
             "\(isMain ? "main URL" : "mirror") \(url) dropped: \(reason)"
         case .certificatesUnchecked:
             "TLS certificates are not checked: anyone on the network path can read or change what is downloaded"
+        case .batchJournalUnused(let path, let reason):
+            "batch journal \(path) not used (\(reason)): complete files are checked with their servers, and finished files are not recorded for the next run"
         }
     }
 
@@ -116,6 +121,7 @@ public enum DownloadWarning: Sendable, Equatable {
         case .fewerConnections: "fewer_connections"
         case .sourceDropped: "source_dropped"
         case .certificatesUnchecked: "certificates_unchecked"
+        case .batchJournalUnused: "batch_journal_unused"
         }
     }
 }
