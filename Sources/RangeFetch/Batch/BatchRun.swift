@@ -70,7 +70,7 @@ final class BatchRun: Sendable {
         let began = MonotonicTime.now()
         let emit = self.emit
         let key = journalKey(entry)
-        if let key, !options.recheck, skipRecorded(index, entry: entry, key: key, began: began) { return }
+        if let key, maySkip, skipRecorded(index, entry: entry, key: key, began: began) { return }
         // Where a file that does not finish stands: its path and the bytes it holds.
         let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
         // The validators the download knew the file by, for the journal.
@@ -115,11 +115,17 @@ final class BatchRun: Sendable {
         results.withLock { $0[index] = result }
     }
 
+    /// Whether a file the journal records may be skipped: not when the servers are to be asked
+    /// again (``BatchOptions/recheck``), nor when files are to be fetched anew
+    /// (``DownloadOptions/resume`` `.restart`, ``DownloadOptions/existingFile`` `.overwrite`).
+    private var maySkip: Bool {
+        !options.recheck && base.resume == .resume && base.existingFile != .overwrite
+    }
+
     /// The entry's key in the batch journal and the path it is for: `nil` without a journal, and
-    /// when the path is known only from the server's answer (``NameSource/server`` without `out=`)
-    /// or the entry is not to be kept as it is (``DownloadOptions/resume`` other than `.resume`).
+    /// when the path is known only from the server's answer (``NameSource/server`` without `out=`).
     private func journalKey(_ entry: BatchEntry) -> (key: BatchKey, path: String)? {
-        guard journal != nil, base.resume == .resume else { return nil }
+        guard journal != nil else { return nil }
         let path: String
         switch entry.destination(defaultDirectory: options.directory) {
         case .file(let file): path = file
