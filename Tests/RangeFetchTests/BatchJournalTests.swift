@@ -148,7 +148,7 @@ final class BatchJournalTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: journal)) == before, "nor is it written to")
     }
 
-    @Test func aBatchThatStoppedPartWayResumesWithItsFinishedEntriesSkipped() throws {
+    @Test func aBatchWithAFailedEntryIsRerunWithItsFinishedEntriesSkipped() throws {
         let fault = try FaultServer()
         defer { fault.stop() }
         // The fault server's file fails at the first run (every attempt cut), so the batch ends
@@ -163,6 +163,23 @@ final class BatchJournalTests {
         #expect(second.status == 0, "\(second.stderr)")
         #expect(nginx.accessLog().isEmpty, "finished entries were asked again: \(requested())")
         try fault.expectFile(out.file("late.bin"), size: 1 << 20, sourceLocation: #_sourceLocation)
+    }
+
+    @Test func aKilledBatchResumesWithItsFinishedEntriesSkipped() throws {
+        let fault = try FaultServer()
+        defer { fault.stop() }
+        let bigSize: Int64 = 6 << 20
+        let lines = Array(plainList.prefix(3)) + [fault.dataURL(size: bigSize, name: "big.bin", "rate=\(2 << 20)")]
+        let arguments = ["-i", try list(lines), "-d", out.path, "-j", "1", "-n", "4"]
+        let run = try RunningCLI(arguments)
+        #expect(run.waitUntilReceived(1 << 20), "the big file never got going")
+        run.send(SIGKILL)
+        _ = try run.wait()
+        try nginx.clearAccessLog()
+        let result = try runCLI(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(nginx.accessLog().isEmpty, "finished entries were asked again: \(requested())")
+        try fault.expectFile(out.file("big.bin"), size: bigSize, sourceLocation: #_sourceLocation)
     }
 
     @Test func aSingleDownloadKeepsNoBatchJournal() throws {
