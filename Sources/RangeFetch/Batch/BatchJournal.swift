@@ -27,7 +27,8 @@ import Glibc
 ///
 /// Memory: the records are loaded into a dictionary from the 128-bit ``BatchKey`` to a 64-bit
 /// hash of the ``FileStamp`` (per process, with the standard library's seeded hasher), about
-/// 40 bytes a record: 40 MB for a million.
+/// 50 bytes a record with the table's spare room. Measured (release build, 2 cores): a journal of
+/// a million records (316 MB) loads in about 2.5 s.
 final class BatchJournal: Sendable {
     /// The journal's name in the batch's directory.
     static let fileName = ".rangefetch-batch"
@@ -94,6 +95,10 @@ final class BatchJournal: Sendable {
     /// Records read: key to stamp hash; lines ignored; whether the file is empty or ends a line.
     private static func load(_ descriptor: Int32, keeping: Bool) -> ([BatchKey: Int], Int, Bool) {
         var finished: [BatchKey: Int] = [:]
+        // Room for every record at once (a record is ~300 bytes): no rehashing while loading, and
+        // no old and new table side by side at the peak.
+        var info = stat()
+        if keeping, fstat(descriptor, &info) == 0 { finished.reserveCapacity(Int(min(info.st_size / 256, 1 << 26))) }
         var ignored = 0
         var pending: [UInt8] = []
         var skippingLongLine = false

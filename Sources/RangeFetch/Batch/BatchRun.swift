@@ -60,17 +60,20 @@ final class BatchRun: Sendable {
         defer { connections.releaseAll() }
         while !cancellation.isCancelled {
             guard let (index, entry) = feed.next() else { return }
+            let key = journalKey(entry)
+            // A recorded file is settled here, in one step: a rerun of a million of them is made
+            // of these, and every lock taken per entry is contended by every worker.
+            if let key, maySkip, skipRecorded(index, entry: entry, key: key) { continue }
             results.withLock { $0[index] = BatchFileResult(index: index, url: entry.url, status: .notStarted) }
             emit(.queued(index: index, url: entry.url))
-            run(index, entry: entry, loop: loop, connections: connections)
+            run(index, entry: entry, key: key, loop: loop, connections: connections)
         }
     }
 
-    private func run(_ index: Int, entry: BatchEntry, loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
+    private func run(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String)?,
+                     loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
         let began = MonotonicTime.now()
         let emit = self.emit
-        let key = journalKey(entry)
-        if let key, maySkip, skipRecorded(index, entry: entry, key: key, began: began) { return }
         // Where a file that does not finish stands: its path and the bytes it holds.
         let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
         // The validators the download knew the file by, for the journal.
@@ -138,7 +141,8 @@ final class BatchRun: Sendable {
 
     /// Reports the entry complete, without a request, when the journal's record of `key` matches
     /// the file at its path as it is now; `false` (and nothing done) otherwise.
-    private func skipRecorded(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String), began: Double) -> Bool {
+    private func skipRecorded(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String)) -> Bool {
+        let began = MonotonicTime.now()
         guard let journal, let stamp = FileStamp(fileAt: key.path), journal.isFinished(key.key, stamp: stamp) else { return false }
         let elapsed = MonotonicTime.now() - began
         let summary = DownloadSummary(path: key.path, bytes: stamp.size, transferredBytes: 0, resumedBytes: stamp.size,
@@ -147,6 +151,7 @@ final class BatchRun: Sendable {
         var result = BatchFileResult(index: index, url: entry.url, status: .alreadyComplete)
         (result.path, result.bytes, result.elapsedSeconds) = (key.path, stamp.size, elapsed)
         results.withLock { $0[index] = result }
+        emit(.queued(index: index, url: entry.url))
         emit(.file(index: index, .finished(summary)))
         return true
     }
