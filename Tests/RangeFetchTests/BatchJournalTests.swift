@@ -63,6 +63,16 @@ final class BatchJournalTests {
         #expect(rerun.stdout.split(separator: "\n").filter { $0.contains("\"event\":\"finish\"") && $0.contains("\"already_complete\":true") }.count == names.count)
     }
 
+    @Test func aRerunOnATerminalCountsSettledFilesInItsTable() throws {
+        try batch(plainList)
+        try nginx.clearAccessLog()
+        let command = "\(try TestProcess.rangefetchBinary) -i \(try list(plainList)) -d \(out.path) -j 2"
+        let rerun = try TestProcess.run("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm"])
+        #expect(rerun.status == 0, "\(rerun.stdout)")
+        #expect(rerun.stdout.contains("\(names.count) already-complete"), "\(rerun.stdout)")
+        #expect(nginx.accessLog().isEmpty)
+    }
+
     @Test func recheckAsksEveryServerAgain() throws {
         try batch(plainList)
         try nginx.clearAccessLog()
