@@ -192,6 +192,12 @@ final class BatchJournalTests {
         try fault.expectFile(out.file("big.bin"), size: bigSize, sourceLocation: #_sourceLocation)
     }
 
+    @Test func aBatchThatFinishesNothingLeavesNoJournal() throws {
+        let result = try runCLI(["-i", try list(["\(nginx.baseURL)/gone.bin"]), "-d", out.file("new"), "-q"])
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(!out.exists("new/.rangefetch-batch"))
+    }
+
     @Test func aSingleDownloadKeepsNoBatchJournal() throws {
         let result = try runCLI(["\(nginx.baseURL)/j1.bin", "-d", out.path])
         #expect(result.status == 0, "\(result.stderr)")

@@ -22,7 +22,7 @@ import Glibc
 ///
 /// The file is opened relative to the directory, never through a symbolic link, and only when it
 /// is this user's regular file with one link (``DirectoryHandle/openExisting(_:flags:)``); it is
-/// created owner-only (`0600`) and made so if it is not. It holds no URL's password, query or
+/// created owner-only (`0600`) with the first record, and made so if it is not. It holds no URL's password, query or
 /// signature (``BatchKey`` is a hash; the URL kept for humans is redacted).
 ///
 /// Memory: the records are loaded into a dictionary from the 128-bit ``BatchKey`` to a 64-bit
@@ -36,21 +36,25 @@ final class BatchJournal: Sendable {
     static let maximumLineBytes = 64 << 10
 
     let path: String
-    private let descriptor: Int32
+    private let directory: String
+    /// The open journal; `nil` until the first record when there was none (a batch that finishes
+    /// nothing, a bad list, leaves no journal behind).
+    private let file: Mutex<Int32?>
     private let finished: [BatchKey: Int]
     /// Lines that were not records (torn, damaged), counted when loading.
     let ignoredLines: Int
     /// Why appending stopped working; nothing more is appended then.
     private let writeFailure = Mutex<SystemCallError?>(nil)
 
-    private init(path: String, descriptor: Int32, finished: [BatchKey: Int], ignoredLines: Int) {
+    private init(directory: String, path: String, descriptor: Int32?, finished: [BatchKey: Int], ignoredLines: Int) {
+        self.directory = directory
         self.path = path
-        self.descriptor = descriptor
+        file = Mutex(descriptor)
         self.finished = finished
         self.ignoredLines = ignoredLines
     }
 
-    deinit { close(descriptor) }
+    deinit { file.withLock { if let descriptor = $0 { close(descriptor) } } }
 
     /// What opening the journal found.
     enum Opened {
@@ -60,26 +64,17 @@ final class BatchJournal: Sendable {
         case unused(path: String, reason: String)
     }
 
-    /// Opens (or creates) the journal of `directory`; its records are loaded when `loading`
-    /// (with ``BatchOptions/recheck`` they are only appended to).
+    /// Opens the journal of `directory`, whose records are loaded when `loading` (with
+    /// ``BatchOptions/recheck`` they are only appended to); a missing one (or directory) is
+    /// created with the first record.
     static func open(directory: String, loading: Bool) -> Opened {
         let path = directory.hasSuffix("/") ? directory + fileName : directory + "/" + fileName
         let descriptor: Int32
         do {
-            let handle = try DirectoryHandle(directory)
-            switch try handle.openExisting(fileName, flags: O_RDWR | O_APPEND) {
+            switch try existing(directory: directory, path: path) {
             case .own(let opened): descriptor = opened
             case .refused(let trust): return .unused(path: path, reason: trust.problem(at: path) ?? path)
-            case .missing:
-                do {
-                    descriptor = try handle.createNew(fileName, flags: O_RDWR | O_APPEND, mode: 0o600)
-                } catch where error.errno == EEXIST {
-                    // Another shard created it first.
-                    guard case .own(let opened) = try handle.openExisting(fileName, flags: O_RDWR | O_APPEND) else {
-                        return .unused(path: path, reason: "\(path) appeared while it was being created and is not this user's file")
-                    }
-                    descriptor = opened
-                }
+            case .missing: return .journal(BatchJournal(directory: directory, path: path, descriptor: nil, finished: [:], ignoredLines: 0))
             }
         } catch {
             return .unused(path: path, reason: error.description)
@@ -89,7 +84,39 @@ final class BatchJournal: Sendable {
         let (finished, ignored, endsInNewline) = load(descriptor, keeping: loading)
         // A torn last line is ended, so that the next record starts a line of its own.
         if !endsInNewline { _ = [UInt8(ascii: "\n")].withUnsafeBytes { write(descriptor, $0.baseAddress, 1) } }
-        return .journal(BatchJournal(path: path, descriptor: descriptor, finished: finished, ignoredLines: ignored))
+        return .journal(BatchJournal(directory: directory, path: path, descriptor: descriptor, finished: finished, ignoredLines: ignored))
+    }
+
+    /// The journal already in `directory`, opened for reading and appending when it is ours.
+    private static func existing(directory: String, path: String) throws(SystemCallError) -> DirectoryHandle.Existing {
+        let handle: DirectoryHandle
+        do {
+            handle = try DirectoryHandle(directory)
+        } catch where error.errno == ENOENT {
+            return .missing
+        }
+        return try handle.openExisting(fileName, flags: O_RDWR | O_APPEND)
+    }
+
+    /// The journal's descriptor, the file created (`0600`, never through a link) when there is
+    /// none yet, or opened when another process (a shard) created it first.
+    private func descriptor() throws(SystemCallError) -> Int32 {
+        try file.withLock { (file: inout Int32?) throws(SystemCallError) -> Int32 in
+            if let file { return file }
+            let handle = try DirectoryHandle(directory)
+            let created: Int32
+            do throws(SystemCallError) {
+                created = try handle.createNew(Self.fileName, flags: O_RDWR | O_APPEND, mode: 0o600)
+            } catch where error.errno == EEXIST {
+                switch try handle.openExisting(Self.fileName, flags: O_RDWR | O_APPEND) {
+                case .own(let opened): created = opened
+                case .refused(let trust): throw SystemCallError(function: "open", path: path, errno: trust.errno)
+                case .missing: throw SystemCallError(function: "open", path: path, errno: ENOENT)
+                }
+            }
+            file = created
+            return created
+        }
     }
 
     /// Records read: key to stamp hash; lines ignored; whether the file is empty or ends a line.
@@ -161,6 +188,7 @@ final class BatchJournal: Sendable {
         guard writeFailure.withLock({ $0 == nil }) else { return nil }
         let line = record.line
         let outcome = Result { () throws(SystemCallError) in
+            let descriptor = try descriptor()
             let written = try SystemCall.check("write", path: path) {
                 line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             }

@@ -56,8 +56,7 @@ extension Downloader {
         let cancellation = CancellationFlag()
         let feed = try BatchFeed(input, defaultDirectory: batch.directory, cancellation: cancellation)
         let opened = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> BatchJournal.Opened in
-            FileSystem.createDirectories(batch.directory)
-            return BatchJournal.open(directory: batch.directory, loading: !batch.recheck)
+            BatchJournal.open(directory: batch.directory, loading: !batch.recheck)
         }
         let journal: BatchJournal? = if case .journal(let journal) = opened { journal } else { nil }
         let run = BatchRun(feed: feed, base: options, options: batch, journal: journal, cancellation: cancellation, emit: events)
