@@ -22,8 +22,9 @@ import Glibc
 ///
 /// The file is opened relative to the directory, never through a symbolic link, and only when it
 /// is this user's regular file with one link (``DirectoryHandle/openExisting(_:flags:)``); it is
-/// created owner-only (`0600`) with the first record, and made so if it is not. It holds no URL's password, query or
-/// signature (``BatchKey`` is a hash; the URL kept for humans is redacted).
+/// created owner-only (`0600`) with the first record, and made so if it is not. It holds no
+/// URL's password, query or signature (``BatchKey`` is a hash; the URL kept for humans is
+/// redacted).
 ///
 /// Memory: the records are loaded into a dictionary from the 128-bit ``BatchKey`` to a 64-bit
 /// hash of the ``FileStamp`` (per process, with the standard library's seeded hasher), about
