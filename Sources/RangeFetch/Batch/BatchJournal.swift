@@ -126,7 +126,14 @@ final class BatchJournal: Sendable {
         // Room for every record at once (a record is ~300 bytes): no rehashing while loading, and
         // no old and new table side by side at the peak.
         var info = stat()
-        if keeping, fstat(descriptor, &info) == 0 { finished.reserveCapacity(Int(min(info.st_size / 256, 1 << 26))) }
+        guard fstat(descriptor, &info) == 0 else { return ([:], 0, true) }
+        guard keeping else {
+            // Only whether the last line is whole matters to a journal only appended to.
+            var last = UInt8(ascii: "\n")
+            if info.st_size > 0 { _ = pread(descriptor, &last, 1, info.st_size - 1) }
+            return ([:], 0, last == UInt8(ascii: "\n"))
+        }
+        finished.reserveCapacity(Int(min(info.st_size / 256, 1 << 26)))
         var ignored = 0
         var pending: [UInt8] = []
         var skippingLongLine = false
@@ -139,7 +146,6 @@ final class BatchJournal: Sendable {
             guard count > 0 else { break }
             offset += off_t(count)
             last = chunk[count - 1]
-            guard keeping else { continue }
             var start = 0
             while start < count {
                 guard let newline = chunk[start..<count].firstIndex(of: UInt8(ascii: "\n")) else {
