@@ -18,6 +18,9 @@ struct BatchOptionGroup: ParsableArguments {
 
     @Flag(name: .customLong("fail-fast"), help: "In a batch, stop every file at the first failure (by default the others finish).")
     var failFast = false
+
+    @Flag(name: .customLong("recheck"), help: "In a batch, ask every server again about files already downloaded. A batch records each finished file in DIR/.rangefetch-batch (-d DIR); a rerun skips a recorded file that is unchanged on disk without any request, so rerunning a finished list of a million files takes seconds. That trusts the disk, not the server: use --recheck when the server's files may have changed since (complete files whose server copy is unchanged are still kept, changed ones fetched again). Example: rangefetch -i models.txt -d models --recheck")
+    var recheck = false
 }
 
 /// `rangefetch URL URL …`, `-i FILE`: many files, `-j` at once, sharing one connection budget.
@@ -91,6 +94,7 @@ extension Get {
         options.maximumConnections = maxConnections
         options.maximumConnectionsPerHost = batchPerHost
         options.failFast = batch.failFast
+        options.recheck = batch.recheck
         options.directory = directory ?? "."
         return options
     }

@@ -194,7 +194,8 @@ final class BatchTests {
         let path = try list("many.txt", (0..<count).map { "\(nginx.baseURL)/c\($0).bin" })
         let result = try runCLI(["-i", path, "-d", out.path, "-j", "4", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == count)
+        // Only the files and the batch journal (no per-file journal, no .part).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0 != ".rangefetch-batch" }.count == count)
         let log = nginx.accessLog()
         #expect(log.filter { $0.method == "GET" }.count == count)
         // 4 workers, each keeping its connection from file to file (probe and range included).

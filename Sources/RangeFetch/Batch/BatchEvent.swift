@@ -10,6 +10,8 @@ public enum BatchEvent: Sendable {
     case file(index: Int, DownloadEvent)
     /// The file at `index` failed; the others go on (unless ``BatchOptions/failFast``).
     case failed(index: Int, DownloadError)
+    /// Something about the batch as a whole the user should know (the batch journal not used).
+    case warning(DownloadWarning)
     case finished(BatchSummary)
 }
 
@@ -38,8 +40,14 @@ public struct BatchOptions: Sendable, Equatable {
     public var maximumConnectionsPerHost = 16
     /// Stop every other file at the first failure (the default lets them finish).
     public var failFast = false
-    /// Where entries without `dir=` go.
+    /// Where entries without `dir=` go, and where the batch journal (`.rangefetch-batch`) is.
     public var directory = "."
+    /// Ask every entry's server again, even for a file the batch journal records as finished and
+    /// unchanged on disk since. By default such a file is skipped without a request: the journal
+    /// is trusted for what is on disk, but cannot know that a server's file changed since. Set
+    /// this when it may have (the file is then checked as without a journal: a complete file
+    /// whose server copy has not changed is kept, one that changed is fetched again).
+    public var recheck = false
 
     /// Allowed values of ``jobs``.
     public static let jobRange = 1...256

@@ -17,10 +17,13 @@ final class BatchRun: Sendable {
     /// first such entry comes.
     private let s3 = Mutex<Result<S3Configuration, DownloadError>?>(nil)
     private let startedAt = MonotonicTime.now()
+    /// Finished entries, skipped on a rerun and recorded as they finish; `nil`: none used.
+    private let journal: BatchJournal?
 
-    init(feed: BatchFeed, base: DownloadOptions, options: BatchOptions, cancellation: CancellationFlag,
-         emit: @escaping @Sendable (BatchEvent) -> Void) {
+    init(feed: BatchFeed, base: DownloadOptions, options: BatchOptions, journal: BatchJournal? = nil,
+         cancellation: CancellationFlag, emit: @escaping @Sendable (BatchEvent) -> Void) {
         self.feed = feed
+        self.journal = journal
         self.base = base
         self.options = options
         self.cancellation = cancellation
@@ -55,19 +58,37 @@ final class BatchRun: Sendable {
         let loop = Result { () throws(DownloadError) -> CurlLoop in try CurlLoop(share: share) }
         let connections = WorkerConnections(budget: budget)
         defer { connections.releaseAll() }
+        // Files the journal settled, kept by the worker and added to the results in bunches: a
+        // rerun of a million is made of these, and every lock taken per entry is contended by
+        // every worker (with 8 workers on 2 cores a lock per skipped file doubled the time).
+        var settled: [BatchFileResult] = []
+        func addSettled() {
+            results.withLock { results in for result in settled { results[result.index] = result } }
+            settled.removeAll(keepingCapacity: true)
+        }
+        defer { addSettled() }
         while !cancellation.isCancelled {
             guard let (index, entry) = feed.next() else { return }
+            let key = journalKey(entry)
+            if let key, maySkip, let result = skipRecorded(index, entry: entry, key: key) {
+                settled.append(result)
+                if settled.count >= Self.settledBunch { addSettled() }
+                continue
+            }
             results.withLock { $0[index] = BatchFileResult(index: index, url: entry.url, status: .notStarted) }
             emit(.queued(index: index, url: entry.url))
-            run(index, entry: entry, loop: loop, connections: connections)
+            run(index, entry: entry, key: key, loop: loop, connections: connections)
         }
     }
 
-    private func run(_ index: Int, entry: BatchEntry, loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
+    private func run(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String)?,
+                     loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
         let began = MonotonicTime.now()
         let emit = self.emit
         // Where a file that does not finish stands: its path and the bytes it holds.
         let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
+        // The validators the download knew the file by, for the journal.
+        let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
             let (url, options) = try SourceResolver.prepare(url: entry.url, options: self.options(for: entry))
             try Self.prepareDirectory(options.destination)
@@ -78,6 +99,7 @@ final class BatchRun: Sendable {
                 switch event {
                 case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }
                 case .progress(let report): progress.withLock { $0.received = report.receivedBytes }
+                case .probed(let remote): validators.withLock { $0 = (remote.etag, remote.lastModified) }
                 default: break
                 }
                 emit(.file(index: index, event))
@@ -92,6 +114,9 @@ final class BatchRun: Sendable {
             result.path = summary.path
             result.bytes = summary.bytes
             result.transferredBytes = summary.transferredBytes
+            if let key, !summary.streamed, summary.path == key.path {
+                record(entry, key: key.key, summary: summary, validators: validators.withLock { $0 })
+            }
             emit(.file(index: index, .finished(summary)))
         case .failure(let error):
             result.status = error.category == .interrupted ? .interrupted : .failed
@@ -102,6 +127,58 @@ final class BatchRun: Sendable {
             }
         }
         results.withLock { $0[index] = result }
+    }
+
+    /// Whether a file the journal records may be skipped: not when the servers are to be asked
+    /// again (``BatchOptions/recheck``), nor when files are to be fetched anew
+    /// (``DownloadOptions/resume`` `.restart`, ``DownloadOptions/existingFile`` `.overwrite`).
+    private var maySkip: Bool {
+        !options.recheck && base.resume == .resume && base.existingFile != .overwrite
+    }
+
+    /// The entry's key in the batch journal and the path it is for: `nil` without a journal, and
+    /// when the path is known only from the server's answer (``NameSource/server`` without `out=`).
+    private func journalKey(_ entry: BatchEntry) -> (key: BatchKey, path: String)? {
+        guard journal != nil else { return nil }
+        let path: String
+        switch entry.destination(defaultDirectory: options.directory) {
+        case .file(let file): path = file
+        case .directory: guard base.nameSource == .givenURL else { return nil }
+            path = entry.expectedPath(defaultDirectory: options.directory)
+        case .standardOutput: return nil
+        }
+        return (BatchKey(url: entry.url, path: path, checksums: base.checksums + entry.checksums), path)
+    }
+
+    /// Files settled by the journal that a worker adds to the results at once.
+    private static let settledBunch = 1024
+
+    /// Reports the entry complete, without a request, when the journal's record of `key` matches
+    /// the file at its path as it is now, and returns its result; `nil` (and nothing done) otherwise.
+    private func skipRecorded(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String)) -> BatchFileResult? {
+        let began = MonotonicTime.now()
+        guard let journal, let stamp = FileStamp(fileAt: key.path), journal.isFinished(key.key, stamp: stamp) else { return nil }
+        let elapsed = MonotonicTime.now() - began
+        let summary = DownloadSummary(path: key.path, bytes: stamp.size, transferredBytes: 0, resumedBytes: stamp.size,
+                                      elapsedSeconds: elapsed, verified: [], alreadyComplete: true, segmented: false,
+                                      verificationSeconds: nil)
+        var result = BatchFileResult(index: index, url: entry.url, status: .alreadyComplete)
+        (result.path, result.bytes, result.elapsedSeconds) = (key.path, stamp.size, elapsed)
+        emit(.queued(index: index, url: entry.url))
+        emit(.file(index: index, .finished(summary)))
+        return result
+    }
+
+    /// Appends the record of a finished entry (its file is in place, the rename durable); the
+    /// first failure to write is said once, and nothing more is recorded.
+    private func record(_ entry: BatchEntry, key: BatchKey, summary: DownloadSummary,
+                        validators: (etag: String?, lastModified: String?)) {
+        guard let journal, let stamp = FileStamp(fileAt: summary.path), stamp.size == summary.bytes else { return }
+        let details = BatchRecord.Details(url: Redaction.url(entry.url), path: summary.path, etag: validators.etag,
+                                          lastModified: validators.lastModified, digests: summary.verified.map(\.description))
+        if let failure = journal.append(BatchRecord(key: key, stamp: stamp, details: details)) {
+            emit(.warning(.batchJournalUnused(path: journal.path, reason: "\(failure)")))
+        }
     }
 
     /// `error` with a message that names the entry: its line in the list and its URL. A failure

@@ -4,6 +4,12 @@ extension Downloader {
     /// failure does not stop the others unless `batch.failFast`; a rerun skips complete files and
     /// resumes partial ones.
     ///
+    /// Each finished file is recorded in the batch journal (`.rangefetch-batch` in
+    /// `batch.directory`, see ``BatchOptions/recheck``): a rerun reports a recorded file whose
+    /// size, times and inode are unchanged on disk as already complete without any request to
+    /// its server. When the journal cannot be used (another user's file, a link at its name),
+    /// a `.warning` says so and every file is checked with its server.
+    ///
     /// ```swift
     /// let entries = try Manifest.parse("\(base)/a.bin\n\(base)/b.bin\n", source: "list")
     /// var batch = BatchOptions()
@@ -60,10 +66,15 @@ extension Downloader {
         if !input.prefixes.isEmpty, options.s3 == nil { options.s3 = try S3Configuration.load() }
         let cancellation = CancellationFlag()
         let feed = try BatchFeed(input, defaultDirectory: batch.directory, options: options, cancellation: cancellation)
-        let run = BatchRun(feed: feed, base: options, options: batch, cancellation: cancellation, emit: events)
+        let opened = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> BatchJournal.Opened in
+            BatchJournal.open(directory: batch.directory, loading: !batch.recheck)
+        }
+        let journal: BatchJournal? = if case .journal(let journal) = opened { journal } else { nil }
+        let run = BatchRun(feed: feed, base: options, options: batch, journal: journal, cancellation: cancellation, emit: events)
         events(.started(BatchStart(files: input.entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
                                    maximumConnectionsPerHost: batch.maximumConnectionsPerHost,
                                    listStreamed: feed.streams)))
+        if case .unused(let path, let reason) = opened { events(.warning(.batchJournalUnused(path: path, reason: reason))) }
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<run.workerCount {
                 group.addTask {

@@ -52,6 +52,9 @@ public enum DownloadWarning: Sendable, Equatable {
     /// The bytes `url` sent for `range` do not match the response's own `Content-Digest`: they
     /// were thrown away and the range is fetched again (of another source when there is one).
     case contentDigestMismatch(url: String, range: ByteRange)
+    /// The batch journal at `path` is not used (`reason`): complete files are checked with their
+    /// servers, and finished ones are not recorded.
+    case batchJournalUnused(path: String, reason: String)
 
     /// Routine events a front end shows only when asked for detail.
     public var isRoutine: Bool {
@@ -106,6 +109,8 @@ public enum DownloadWarning: Sendable, Equatable {
             "TLS certificates are not checked: anyone on the network path can read or change what is downloaded"
         case .checksumNotWholeFile(let url, let header, let parts):
             "\(url): \(header) is a checksum of \(parts.map { "the \($0) parts' checksums" } ?? "the parts' checksums") of a multipart upload, not a digest of the whole file; it was not checked"
+        case .batchJournalUnused(let path, let reason):
+            "batch journal \(path) not used (\(reason)): complete files are checked with their servers, and finished files are not recorded for the next run"
         }
     }
 
@@ -132,6 +137,7 @@ public enum DownloadWarning: Sendable, Equatable {
         case .certificatesUnchecked: "certificates_unchecked"
         case .checksumNotWholeFile: "checksum_not_whole_file"
         case .contentDigestMismatch: "content_digest_mismatch"
+        case .batchJournalUnused: "batch_journal_unused"
         }
     }
 }

@@ -33,6 +33,12 @@ public enum BatchRenderer {
             let results = summary.files.map { fileObject($0, exitCode: exitCode).text }
             object.add("results", raw: "[" + results.joined(separator: ",") + "]")
             return object.text
+        case .warning(let warning):
+            var object = JSONObject()
+            object.add("event", "warning")
+            object.add("kind", warning.kind)
+            object.add("message", warning.message)
+            return object.text
         case .file, .queued:
             return nil
         }
