@@ -18,10 +18,14 @@ final class BatchReporter: Sendable {
         var progress: DownloadProgress?
     }
 
+    /// What is shown of the batch. Files are held by index only until they end (finished or
+    /// failed), so a list of millions costs no memory per file that ended.
     private struct State {
-        /// Each file's URL (redacted) by index, as the batch reaches it.
+        /// The URL (redacted) of each file not ended yet, by index, as the batch reaches it.
         var urls: [Int: String] = [:]
         var paths: [Int: String] = [:]
+        /// Files the batch has reached (indexes are handed out in order from 0).
+        var reached = 0
         var active: [Int: FileState] = [:]
         /// Bytes received per file so far (the latest report; final size once done).
         private(set) var received: [Int: Int64] = [:]
@@ -40,7 +44,28 @@ final class BatchReporter: Sendable {
         mutating func setResumed(_ index: Int, _ bytes: Int64) {
             resumedTotal += bytes - (resumed.updateValue(bytes, forKey: index) ?? 0)
         }
+
+        mutating func reach(_ index: Int, url: String) {
+            urls[index] = Redaction.url(url)
+            reached = max(reached, index + 1)
+        }
+
+        /// Forgets a file that ended; its bytes stay in the totals.
+        mutating func forget(_ index: Int) {
+            urls[index] = nil
+            paths[index] = nil
+            received[index] = nil
+            resumed[index] = nil
+            if let total = totals.removeValue(forKey: index) {
+                endedTotal += total
+                endedSized += 1
+            }
+        }
+        /// Sizes of the files not ended yet, as far as known.
         var totals: [Int: Int64] = [:]
+        /// The sizes of the files that ended, added up, and how many.
+        var endedTotal: Int64 = 0
+        var endedSized = 0
         var done = 0
         var failed = 0
         var rate = RateEstimator()
@@ -73,7 +98,7 @@ final class BatchReporter: Sendable {
 
     func begin(urls: [String]) {
         state.withLock { state in // shown and printed: no secrets
-            for (index, url) in urls.enumerated() { state.urls[index] = Redaction.url(url) }
+            for (index, url) in urls.enumerated() { state.reach(index, url: url) }
         }
     }
 
@@ -88,7 +113,7 @@ final class BatchReporter: Sendable {
             return writeOut(clear + line, to: STDERR_FILENO)
         }
         if case .queued(let index, let url) = event {
-            return state.withLock { $0.urls[index] = Redaction.url(url) }
+            return state.withLock { $0.reach(index, url: url) }
         }
         if case .file(_, .warning(let warning)) = event, style != .json, warning.isRoutine { return }
         switch style {
@@ -103,6 +128,10 @@ final class BatchReporter: Sendable {
             case .failed(_, let error): writeOut("rangefetch: error: \(TerminalText.escaped(error.cliMessage))\n", to: STDERR_FILENO)
             default: break
             }
+        }
+        switch event {
+        case .file(let index, .finished), .failed(let index, _): state.withLock { $0.forget(index) }
+        default: break
         }
     }
 
@@ -224,18 +253,19 @@ final class BatchReporter: Sendable {
     }
 
     private func aggregateLine(_ state: State, columns: Int) -> String {
-        let files = state.urls.count
+        let files = state.reached
         let finished = state.done + state.failed
         let received = state.receivedTotal
         var parts = ["\(finished)/\(files) files" + (state.failed > 0 ? " (\(state.failed) failed)" : "")]
         parts.append(ByteCount.format(received))
         parts.append("\(ByteCount.format(Int64(state.rate.bytesPerSecond)))/s")
         // Files not yet probed are guessed at the average size of those that were.
-        let known = state.totals.values
-        if !known.isEmpty {
-            let average = Double(known.reduce(0, +)) / Double(known.count)
-            let unknown = Double(max(0, files - known.count - state.failed))
-            let remaining = Double(known.reduce(0, +) - received) + unknown * average
+        let knownCount = state.totals.count + state.endedSized
+        if knownCount > 0 {
+            let knownBytes = state.totals.values.reduce(state.endedTotal, +)
+            let average = Double(knownBytes) / Double(knownCount)
+            let unknown = Double(max(0, files - knownCount - state.failed))
+            let remaining = Double(knownBytes - received) + unknown * average
             if let eta = state.rate.eta(remaining: Int64(max(0, remaining))) { parts.append("ETA \(ProgressRenderer.duration(eta))") }
         }
         // Open TCP connections (each file's worker reports its handle's, idle ones included):

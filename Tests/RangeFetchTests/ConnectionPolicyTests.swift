@@ -17,24 +17,25 @@ struct ConnectionPolicyTests {
     }
 
     static let cases: [Case] = [
-        // 12 MiB/s per connection on a 400 MB/s path: 32 carry it; 64 buys nothing and is given back.
-        Case(perConnection: 12 * mebibyte, path: 400e6, maximum: 64, visits: [4, 8, 32, 64, 32], settles: 32),
-        // 6 MiB/s: 64 are needed, the default ceiling.
-        Case(perConnection: 6 * mebibyte, path: 400e6, maximum: 64, visits: [4, 8, 32, 64], settles: 64),
-        // 25 MiB/s (the bench relay) on a 400 MB/s path: the leap to 32 bought less than its
-        // linear gain but more than a doubling should, so 32 is kept.
-        Case(perConnection: 25 * mebibyte, path: 400e6, maximum: 64, visits: [4, 8, 32], settles: 32),
-        // 25 MiB/s on a 250 MB/s path: the leap to 32 bought little (x1.25), so it is cut
-        // back to the 10 or so the gain needs.
-        Case(perConnection: 25 * mebibyte, path: 250e6, maximum: 64, visits: [4, 8, 32, 10], settles: 10),
-        // No cap: four connections fill the path.
-        Case(perConnection: .infinity, path: 400e6, maximum: 64, visits: [4, 8, 4], settles: 4),
+        // 12 MiB/s per connection on a 400 MB/s path: from 16, a linear doubling leaps to 64,
+        // which buys nothing over 32 and is given back.
+        Case(perConnection: 12 * mebibyte, path: 400e6, maximum: 64, visits: [16, 32, 64, 32], settles: 32),
+        // 6 MiB/s: 64 are needed, the default ceiling, reached in two steps.
+        Case(perConnection: 6 * mebibyte, path: 400e6, maximum: 64, visits: [16, 32, 64], settles: 64),
+        // 25 MiB/s (the bench relay) on a 400 MB/s path: 16 carry it; 32 buys nothing.
+        Case(perConnection: 25 * mebibyte, path: 400e6, maximum: 64, visits: [16, 32, 16], settles: 16),
+        // 25 MiB/s on a 250 MB/s path: the same; the search never goes below where it starts.
+        Case(perConnection: 25 * mebibyte, path: 250e6, maximum: 64, visits: [16, 32, 16], settles: 16),
+        // No cap: the path is full from the start, and 32 is given back.
+        Case(perConnection: .infinity, path: 400e6, maximum: 64, visits: [16, 32, 16], settles: 16),
         // A given ceiling (--max-connections 40) is respected.
-        Case(perConnection: 6 * mebibyte, path: 400e6, maximum: 40, visits: [4, 8, 32, 40], settles: 40),
-        // 10 MB/s on 100 MB/s: 10 carry it (the measured gain, a hair over 1.25, rounds up to 11).
-        Case(perConnection: 10e6, path: 100e6, maximum: 32, visits: [4, 8, 32, 11], settles: 11),
-        // The old ceiling still holds when given.
-        Case(perConnection: 12 * mebibyte, path: 400e6, maximum: 16, visits: [4, 8, 16], settles: 16),
+        Case(perConnection: 6 * mebibyte, path: 400e6, maximum: 40, visits: [16, 32, 40], settles: 40),
+        // 10 MB/s on 100 MB/s: 10 would do; 16 is where the search starts and stays.
+        Case(perConnection: 10e6, path: 100e6, maximum: 32, visits: [16, 32, 16], settles: 16),
+        // The old ceiling: 16 from the start, nothing to search.
+        Case(perConnection: 12 * mebibyte, path: 400e6, maximum: 16, visits: [16], settles: 16),
+        // A ceiling below the start (--max-connections 8) is where it starts and stays.
+        Case(perConnection: 6 * mebibyte, path: 400e6, maximum: 8, visits: [8], settles: 8),
     ]
 
     @Test(arguments: cases)

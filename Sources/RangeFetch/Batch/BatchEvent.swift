@@ -102,22 +102,57 @@ public struct BatchFileResult: Sendable, Equatable {
     public var bytesPerSecond: Double { elapsedSeconds > 0 ? Double(transferredBytes) / elapsedSeconds : 0 }
 }
 
-/// Every file's outcome, in the batch's order.
+/// A batch's outcome: every file counted, and files' own results in list order.
+///
+/// A batch of up to ``keptResults`` files has every file's result in ``files``; a larger one
+/// keeps only those that did not end complete (failed, interrupted, not started; at most
+/// ``keptResults``), so a list of millions does not hold a result per file. The counts and
+/// byte totals are always of every file.
 public struct BatchSummary: Sendable, Equatable {
-    /// Every file taken up, in list order.
+    /// Results of the files taken up, in list order: all of them, or (past ``keptResults``
+    /// files) those that did not end complete. ``omittedFiles`` says how many are left out.
     public var files: [BatchFileResult]
+    /// Files taken up, every one counted (``files`` may hold fewer).
+    public var fileCount: Int
+    /// Files counted but whose results are not in ``files``.
+    public var omittedFiles: Int { fileCount - files.count }
     /// Seconds the whole batch took.
     public var elapsedSeconds: Double
     /// Why entries were left unread: the batch was stopped (a cancel, Ctrl-C, `failFast`) before
     /// it reached the end of its entries, which are then not in ``files``; `nil` when it did.
     public var stopped: DownloadError? = nil
-
     /// Bytes fetched by this run, all files together.
-    public var transferredBytes: Int64 { files.reduce(0) { $0 + $1.transferredBytes } }
+    public var transferredBytes: Int64
+    private var counts: [BatchFileResult.Status: Int]
+
+    /// The most results a summary keeps (see the type's description).
+    public static let keptResults = 10_000
+
+    /// A summary of exactly `files`.
+    public init(files: [BatchFileResult], elapsedSeconds: Double, stopped: DownloadError? = nil) {
+        self.files = files
+        fileCount = files.count
+        self.elapsedSeconds = elapsedSeconds
+        self.stopped = stopped
+        transferredBytes = files.reduce(0) { $0 + $1.transferredBytes }
+        counts = Dictionary(files.map { ($0.status, 1) }, uniquingKeysWith: +)
+    }
+
+    init(files: [BatchFileResult], counts: [BatchFileResult.Status: Int], fileCount: Int, transferredBytes: Int64,
+         elapsedSeconds: Double) {
+        self.files = files
+        self.counts = counts
+        self.fileCount = fileCount
+        self.transferredBytes = transferredBytes
+        self.elapsedSeconds = elapsedSeconds
+    }
+
     /// How many files ended with `status`.
-    public func count(_ status: BatchFileResult.Status) -> Int { files.filter { $0.status == status }.count }
+    public func count(_ status: BatchFileResult.Status) -> Int { counts[status] ?? 0 }
     /// Whether every file is complete at its path.
-    public var succeeded: Bool { stopped == nil && files.allSatisfy { $0.status == .downloaded || $0.status == .alreadyComplete } }
+    public var succeeded: Bool {
+        stopped == nil && count(.downloaded) + count(.alreadyComplete) == fileCount
+    }
     /// The first failure, by file order (interruptions after it are its consequence).
     public var firstError: DownloadError? {
         files.first { $0.status == .failed }?.error ?? files.first { $0.error != nil }?.error ?? stopped

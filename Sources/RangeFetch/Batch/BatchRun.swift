@@ -11,8 +11,8 @@ final class BatchRun: Sendable {
     private let emit: @Sendable (BatchEvent) -> Void
     private let budget: ConnectionBudget
     private let claims = PathClaims()
-    /// Every file handed out so far, by index.
-    private let results = Mutex<[Int: BatchFileResult]>([:])
+    /// Files that ended, counted, and those under way, by index.
+    private let results = Mutex<(ended: BatchTally, running: [Int: BatchFileResult])>((BatchTally(), [:]))
     /// The S3 configuration for `s3://` entries when the options give none: read once, when the
     /// first such entry comes.
     private let s3 = Mutex<Result<S3Configuration, DownloadError>?>(nil)
@@ -45,8 +45,8 @@ final class BatchRun: Sendable {
     var workerCount: Int { feed.streams ? options.jobs : max(1, min(options.jobs, feed.givenCount)) }
 
     var summary: BatchSummary {
-        let files = results.withLock { $0.values.sorted { $0.index < $1.index } }
-        return BatchSummary(files: files, elapsedSeconds: MonotonicTime.now() - startedAt)
+        let elapsed = MonotonicTime.now() - startedAt
+        return results.withLock { $0.ended.summary(running: Array($0.running.values), elapsedSeconds: elapsed) }
     }
 
     /// TLS sessions and DNS answers, shared by every worker's connections.
@@ -63,7 +63,7 @@ final class BatchRun: Sendable {
         // every worker (with 8 workers on 2 cores a lock per skipped file doubled the time).
         var settled: [BatchFileResult] = []
         func addSettled() {
-            results.withLock { results in for result in settled { results[result.index] = result } }
+            results.withLock { results in for result in settled { results.ended.add(result) } }
             settled.removeAll(keepingCapacity: true)
         }
         defer { addSettled() }
@@ -75,7 +75,7 @@ final class BatchRun: Sendable {
                 if settled.count >= Self.settledBunch { addSettled() }
                 continue
             }
-            results.withLock { $0[index] = BatchFileResult(index: index, url: entry.url, status: .notStarted) }
+            results.withLock { $0.running[index] = BatchFileResult(index: index, url: entry.url, status: .notStarted) }
             emit(.queued(index: index, url: entry.url))
             run(index, entry: entry, key: key, loop: loop, connections: connections)
         }
@@ -126,7 +126,10 @@ final class BatchRun: Sendable {
                 if options.failFast { cancellation.cancel() }
             }
         }
-        results.withLock { $0[index] = result }
+        results.withLock { results in
+            results.running[index] = nil
+            results.ended.add(result)
+        }
     }
 
     /// Whether a file the journal records may be skipped: not when the servers are to be asked

@@ -15,7 +15,12 @@
 struct ConnectionPolicy: Sendable {
     /// Tuning of the adaptive search.
     struct AdaptiveGrowth: Sendable, Equatable {
-        var initialConnections = 4
+        /// 16 (aria2c's most, and the old fixed default): behind a per-connection cap every
+        /// step of the search runs below the link, and starting at 4 cost three windows to
+        /// reach 64 (1 GiB at 12 MiB/s per connection: 1.67 s against 1.49 s at `-n 64`, +12%);
+        /// from 16 a linear first step leaps to 64 at once. An uncapped path gives the extra
+        /// connections back after one window.
+        var initialConnections = 16
         /// Shortest measurement window per step, seconds.
         var minimumWindowSeconds = 0.06
         /// The window is at least this many connection set-up times (time to first byte), so a

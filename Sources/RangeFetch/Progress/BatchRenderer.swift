@@ -24,7 +24,7 @@ public enum BatchRenderer {
         case .finished(let summary):
             var object = JSONObject()
             object.add("event", "batch_finish")
-            object.add("files", summary.files.count)
+            object.add("files", summary.fileCount)
             for status in [BatchFileResult.Status.downloaded, .alreadyComplete, .failed, .interrupted, .notStarted] {
                 object.add(status.rawValue.replacingHyphens, summary.count(status))
             }
@@ -32,6 +32,7 @@ public enum BatchRenderer {
             object.add("elapsed_seconds", summary.elapsedSeconds, places: 3)
             let results = summary.files.map { fileObject($0, exitCode: exitCode).text }
             object.add("results", raw: "[" + results.joined(separator: ",") + "]")
+            object.add("results_omitted", summary.omittedFiles)
             return object.text
         case .warning(let warning):
             var object = JSONObject()
@@ -85,7 +86,10 @@ public enum BatchRenderer {
         for status in [BatchFileResult.Status.alreadyComplete, .failed, .interrupted, .notStarted] where summary.count(status) > 0 {
             counts.append("\(summary.count(status)) \(status.rawValue)")
         }
-        lines.append("\(summary.files.count) files: \(counts.joined(separator: ", ")); \(ByteCount.format(summary.transferredBytes)) in \(formatDecimal(summary.elapsedSeconds, places: 2)) s (\(ByteCount.format(Int64(speed)))/s)")
+        if summary.omittedFiles > 0 {
+            lines.append("(\(summary.omittedFiles) complete files not listed: the table lists every file of a batch of at most \(BatchSummary.keptResults))")
+        }
+        lines.append("\(summary.fileCount) files: \(counts.joined(separator: ", ")); \(ByteCount.format(summary.transferredBytes)) in \(formatDecimal(summary.elapsedSeconds, places: 2)) s (\(ByteCount.format(Int64(speed)))/s)")
         guard let columns, columns > 1 else { return lines.joined(separator: "\n") }
         return lines.map { $0.count > columns ? String($0.prefix(columns - 1)) + "…" : $0 }.joined(separator: "\n")
     }
