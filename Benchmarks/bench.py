@@ -418,8 +418,9 @@ def stream_section():
                                + ["-o", "-", quoted, "2>" + shlex.quote(events_file), "|", "sha256sum", ">",
                                   shlex.quote(digest_file), "&&", "cat", shlex.quote(events_file)])]),
         (reader_row, ["sh", "-c", f"sha256sum {shlex.quote(SOURCE)} > {shlex.quote(digest_file)}"]),
-        (Row("curl | sha256sum", "curl"), ["sh", "-c", f"curl -s {quoted} | sha256sum > {shlex.quote(digest_file)}"]),
     ]
+    if "curl" in TOOL_NAMES:
+        entries.append((Row("curl | sha256sum", "curl"), ["sh", "-c", f"curl -s {quoted} | sha256sum > {shlex.quote(digest_file)}"]))
     say()
     say("running streaming to a pipe")
     warm(SOURCE)
