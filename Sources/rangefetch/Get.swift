@@ -63,7 +63,7 @@ struct Get: AsyncParsableCommand {
     @Flag(name: [.short, .customLong("quiet")], help: "No progress bar or summary; errors still go to stderr.")
     var quiet = false
 
-    @Flag(name: [.short, .customLong("verbose")], help: "Also print a line per finished or failed request on stderr: range, HTTP status, bytes, speed, retry number (a request object with --json); in a batch each line starts with its file.")
+    @Flag(name: [.short, .customLong("verbose")], help: "Also print a line per finished or failed request on stderr: range, HTTP status, bytes, speed, retry number (a request object with --json); in a batch each line starts with its file. A stream (-o -, a pipe) also reports its time to the first byte on the output.")
     var verbose = false
 
     @OptionGroup var checks: ChecksumOptions

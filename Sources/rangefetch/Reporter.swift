@@ -72,6 +72,9 @@ final class Reporter: Sendable {
     }
 
     func finish(_ summary: DownloadSummary) {
+        if verbose, style != .json, let first = summary.firstByteSeconds {
+            note("first byte to \(summary.path) after \(formatDecimal(first, places: 2)) s")
+        }
         switch style {
         case .json: printLine(ProgressRenderer.json(.finished(summary)))
         case .bar:

@@ -91,4 +91,14 @@ struct ProgressRendererTests {
         #expect(line.contains("\"message\":\"mirror http://m/f left out: it redirected to http://m/x?X-Amz-Signature=REDACTED"), "\(line)")
         #expect(!line.contains("abc123"), "\(line)")
     }
+
+    /// The finish event gives a stream's time to its first byte, and null for a file.
+    @Test func finishCarriesAStreamsTimeToFirstByte() {
+        var summary = DownloadSummary(path: "standard output", bytes: 10, transferredBytes: 10, resumedBytes: 0, elapsedSeconds: 1,
+                                      verified: [], alreadyComplete: false, segmented: true, verificationSeconds: nil, streamed: true)
+        summary.firstByteSeconds = 0.0512
+        #expect(ProgressRenderer.json(.finished(summary)).contains("\"first_byte_seconds\":0.0512"))
+        summary.firstByteSeconds = nil
+        #expect(ProgressRenderer.json(.finished(summary)).contains("\"first_byte_seconds\":null"))
+    }
 }

@@ -203,6 +203,19 @@ struct TransferSchedulerTests {
         #expect(unlimited.filter { if case .start = $0 { true } else { false } }.count == 3)
     }
 
+    /// A stream's pieces nearest the reader go first: with fewer free connections than idle
+    /// pieces, the lowest offsets start, whatever order the book added them in (a split's tail
+    /// comes after later pieces).
+    @Test func theIdlePiecesNearestTheReaderStartFirst() {
+        var scheduler = Self.scheduler(.fixed(3))
+        let piece: Int64 = 256 << 10
+        let busy = SchedulerSegment(id: 0, outstanding: ByteRange(0, piece),
+                                    transfer: SchedulerTransfer(id: 0, startedAt: 0, receivedBytes: 0))
+        let waiting = [5, 3, 9, 1, 7].map { SchedulerSegment(id: $0, outstanding: ByteRange(Int64($0) * piece, Int64($0 + 1) * piece)) }
+        let actions = scheduler.decide(now: 0, segments: [busy] + waiting, receivedBytes: 0, startLimit: 64 << 20)
+        #expect(actions == [.start(segment: 1), .start(segment: 3)], "\(actions)")
+    }
+
     // MARK: Slow tails (trickling and stalled connections)
 
     /// Runs the same file clean and with `override`, and checks the hostile run takes at most

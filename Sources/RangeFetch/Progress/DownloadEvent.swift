@@ -83,6 +83,9 @@ public struct DownloadSummary: Sendable, Equatable {
     public var streamed = false
     /// A stream's digests of ``DownloadOptions/streamDigests`` (a stream leaves no file to hash later).
     public var digests: [DigestValue] = []
+    /// A stream's time to its first byte: seconds from the start (the probe included) to the
+    /// first byte its output took (`nil`: not a stream, or nothing was sent).
+    public var firstByteSeconds: Double?
 
     /// Average speed of this run in bytes per second.
     public var bytesPerSecond: Double {

@@ -189,6 +189,7 @@ public enum ProgressRenderer {
             object.add("bytes_per_second", Int64(summary.bytesPerSecond))
             object.add("already_complete", summary.alreadyComplete)
             object.add("verification_seconds", summary.verificationSeconds, places: 4)
+            object.add("first_byte_seconds", summary.firstByteSeconds, places: 4)
         }
         return object
     }

@@ -32,6 +32,8 @@ final class OrderedStream: @unchecked Sendable {
     private struct State {
         var digest: MultiDigest?
         var follower = PrefixFollower()
+        /// When the output took its first byte (``MonotonicTime``).
+        var firstSentAt: Double?
     }
 
     /// Spool blocks are freed in steps of this many bytes behind what was sent.
@@ -55,6 +57,9 @@ final class OrderedStream: @unchecked Sendable {
 
     /// Bytes the output has taken.
     var sentBytes: Int64 { sent.load(ordering: .acquiring) }
+
+    /// When the output took its first byte (``MonotonicTime``); `nil` until it has.
+    var firstSentAt: Double? { state.withLock { $0.firstSentAt } }
 
     /// Ranges starting at or beyond this offset must wait.
     var startLimit: Int64 { sentBytes + window }
@@ -151,7 +156,7 @@ final class OrderedStream: @unchecked Sendable {
                     sendfile(output, spool.descriptor, &position, Int(end - Int64(position)))
                 }
                 guard moved > 0 else { throw SystemCallError(function: "sendfile", path: outputName, errno: EIO) }
-                sent.add(Int64(moved), ordering: .releasing)
+                noteSent(Int64(moved))
             } catch where error.errno == EAGAIN {
                 try waitForRoom()
             } catch where (error.errno == EINVAL || error.errno == ENOSYS) && Int64(position) == offset {
@@ -171,10 +176,18 @@ final class OrderedStream: @unchecked Sendable {
                     write(output, bytes.baseAddress! + done, bytes.count - done)
                 }
                 done += written
-                sent.add(Int64(written), ordering: .releasing)
+                noteSent(Int64(written))
             } catch where error.errno == EAGAIN {
                 try waitForRoom()
             }
+        }
+    }
+
+    /// Counts `bytes` as sent, and the moment of the first.
+    private func noteSent(_ bytes: Int64) {
+        if sent.add(bytes, ordering: .releasing).oldValue == 0, bytes > 0 {
+            let now = MonotonicTime.now()
+            state.withLock { $0.firstSentAt = now }
         }
     }
 
