@@ -42,7 +42,7 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, under the URL's last segment (-J: the server's name). Example: -d ~/Downloads", valueName: "dir"))
     var directory: String?
 
-    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 4 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"), transform: ConnectionCountArgument.parse)
+    @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 16 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"), transform: ConnectionCountArgument.parse)
     var connections = ConnectionCountArgument(count: .automatic)
 
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64 (default 64: behind a per-connection cap auto doubles past 16 while it pays); in a batch, the connections shared by all files (default 16, up to 1024). Example: --max-connections 32", valueName: "n"))
