@@ -29,7 +29,8 @@ final class StreamedPrefixFaultTests {
     }
 
     private func expectFiles(_ directory: String, count: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        // The batch journal (.rangefetch-batch) is not one of the files.
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
         #expect(names == Self.names(count), "\(names.count) files: \(names.suffix(3))", sourceLocation: sourceLocation)
         let expected = try server.expectedBytes(size: 100)
         let wrong = try names.filter { try Data(contentsOf: URL(fileURLWithPath: directory + "/" + $0)) != expected }
@@ -52,6 +53,22 @@ final class StreamedPrefixFaultTests {
         // Two pages (200 objects) were handed out before the third was asked for; with 4 at once,
         // at least 196 were done, and their requests logged once answered.
         #expect(objectsBefore >= 100, "only \(objectsBefore) object requests before the last page was listed")
+    }
+
+    /// A rerun of a finished prefix lists it again (its objects may have changed) but asks for no
+    /// object: the batch journal settles every one.
+    @Test func aRerunOfAFinishedPrefixListsButFetchesNothing() throws {
+        let arguments = ["--no-config", "s3://paged-250-100/p/", "--no-sign-request", "-d", out.file("again"), "-j", "4"]
+        let first = try runCLI(arguments, environment: environment, timeoutSeconds: 120)
+        #expect(first.status == 0, "\(first.stderr.suffix(500))")
+        let before = try server.stats().log.filter { $0.path.hasPrefix("/paged-250-100/") }.count
+        let rerun = try runCLI(arguments + ["--json"], environment: environment, timeoutSeconds: 120)
+        #expect(rerun.status == 0, "\(rerun.stderr.suffix(500))")
+        let requests = try server.stats().log.filter { $0.path.hasPrefix("/paged-250-100/") }.dropFirst(before)
+        #expect(requests.allSatisfy { $0.path == "/paged-250-100/" }, "\(requests.filter { $0.path != "/paged-250-100/" }.count) object requests")
+        #expect(requests.count == 3, "\(requests.count) listing requests")
+        #expect(rerun.stdout.contains("\"already_complete\":250"), "\(rerun.stdout.suffix(400))")
+        try expectFiles(out.file("again"), count: 250)
     }
 
     @Test func aListingThatFailsOnPageThreeEndsTheBatchKeepingTheFilesBefore() throws {
@@ -83,7 +100,7 @@ final class StreamedPrefixFaultTests {
         let (status, stderr) = try run.wait(timeoutSeconds: 50)
         #expect(status == 130, "\(stderr.suffix(300))")
         #expect(Date().timeIntervalSince(began) < 20, "the interrupt waited for the stalled page")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out.file("s")).count == 100)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.file("s")).filter { !$0.hasPrefix(".") }.count == 100)
     }
 }
 
@@ -98,7 +115,7 @@ final class StreamedPrefixS3Tests {
 
     private func expectObjects(_ directory: String, prefix: String, count: Int, size: Int,
                                sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }.sorted()
         #expect(names == (0..<count).map { "o\(String(format: "%05d", $0))" }, "\(names.count) files", sourceLocation: sourceLocation)
         let wrong = try names.filter { try Data(contentsOf: URL(fileURLWithPath: directory + "/" + $0)) != S3Server.content(prefix + $0, size: size) }
         #expect(wrong.isEmpty, "\(wrong.count) files differ: \(wrong.prefix(3))", sourceLocation: sourceLocation)
