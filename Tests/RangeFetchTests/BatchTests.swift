@@ -163,7 +163,7 @@ final class BatchTests {
         #expect(result.status == 2, "\(result.stderr)")
         let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("rangefetch: error:") }
         #expect(errors.count == 1)
-        #expect(errors.first.map { $0.contains("alike.txt:2") && $0.contains("same.bin") && $0.contains("entry 1") && $0.contains(first) } == true,
+        #expect(errors.first.map { $0.contains("alike.txt:2") && $0.contains("same.bin") && $0.contains("entry 1") } == true,
                 "\(result.stderr)")
         // The first file is intact; the second left nothing behind.
         #expect(try Data(contentsOf: URL(fileURLWithPath: out.file("same.bin"))) == (try fault.expectedBytes(size: 1000)))

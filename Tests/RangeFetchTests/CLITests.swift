@@ -40,7 +40,7 @@ final class CLITests {
         (["-n", "many", "http://127.0.0.1/x"], "expected 'auto' or a number"),
         (["--stream-window", "5K", "-o", "-", "http://127.0.0.1/x"], "'--stream-window <size>': expected a size of at least 1M"),
         (["--speed-limit", "fast", "http://127.0.0.1/x"], "'--speed-limit <rate>': expected a rate like 1K, or 0 for none"),
-        (["--print-digest", "crc32", "http://127.0.0.1/x"], "expected sha256, sha512, sha1 or md5"),
+        (["--print-digest", "crc16", "http://127.0.0.1/x"], "expected sha256, sha512, sha1, md5, crc32, crc32c or crc64nvme"),
         (["-x", "99", "http://127.0.0.1/x"], "between 1 and 64, or a proxy URL"),
         (["--max-connections", "65", "http://127.0.0.1/x"], "--max-connections must be between 1 and 64"),
         (["--max-connections", "0", "-i", "/dev/null"], "between 1 and 1024 for a batch"),

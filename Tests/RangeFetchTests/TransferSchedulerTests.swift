@@ -50,8 +50,9 @@ struct TransferSchedulerTests {
     // MARK: Adaptive connection count
 
     @Test func aCountSettledBeforeLossesIsDoubledOnceWhenThePathLosesPackets() {
-        // A link that four connections already fill: 4 -> 8 buys nothing, so it settles at 4.
-        var policy = ConnectionPolicy.adaptive(maximum: 16)
+        // A link that 16 connections (where auto starts) already fill: 16 -> 32 buys nothing, so
+        // it settles at 16.
+        var policy = ConnectionPolicy.adaptive(maximum: 64)
         var rate = 50e6
         var now = 0.0
         var received = 0.0
@@ -61,19 +62,19 @@ struct TransferSchedulerTests {
             received += rate * 0.1
         }
         for _ in 0..<6 { observe(policy.target) }
-        #expect(policy.target == 4 && policy.isSettled)
+        #expect(policy.target == 16 && policy.isSettled)
         policy.pathLosesPackets()
-        #expect(policy.target == 8)
-        // Once per download, and a flat rate at 8 is kept (losses hold each connection back).
+        #expect(policy.target == 32)
+        // Once per download, and a flat rate at 32 is kept (losses hold each connection back).
         policy.pathLosesPackets()
-        #expect(policy.target == 8)
+        #expect(policy.target == 32)
         for _ in 0..<12 { observe(policy.target) }
-        #expect(policy.target == 8)
+        #expect(policy.target == 32)
         // On a lossy path a sag of 15% (connections settling at what their losses allow) is
         // enough to try more connections; without losses it takes 25%.
         rate *= 0.85
         for _ in 0..<12 { observe(policy.target) }
-        #expect(policy.target == 16)
+        #expect(policy.target == 64)
         // A fixed count never moves.
         var fixed = ConnectionPolicy.fixed(4)
         fixed.pathLosesPackets()
@@ -82,21 +83,26 @@ struct TransferSchedulerTests {
 
     @Test func autoGrowsToTheMaximumBehindAPerConnectionCap() {
         let link = SimulatedLink(perConnectionBytesPerSecond: 25e6, linkBytesPerSecond: 2e9)
-        let outcome = link.run(Self.plan(size: 1024 * Self.mebibyte, connections: 16),
-                               scheduler: Self.scheduler(.adaptive(maximum: 16)))
-        #expect(outcome.finalTarget == 16)
-        #expect(outcome.targets.first == 4)
-        // Within 10% of a fixed 16 on the same link.
-        let fixed = link.run(Self.plan(size: 1024 * Self.mebibyte, connections: 16), scheduler: Self.scheduler(.fixed(16)))
-        #expect(outcome.seconds <= fixed.seconds * 1.10, "auto \(outcome.seconds) s, fixed \(fixed.seconds) s")
+        let outcome = link.run(Self.plan(size: 1024 * Self.mebibyte, connections: 64),
+                               scheduler: Self.scheduler(.adaptive(maximum: 64)))
+        #expect(outcome.finalTarget == 64)
+        #expect(outcome.targets.first == 16)
+        // Within 25% of a fixed 64 on the same link, where a whole GiB takes 0.7 s and two
+        // measurement windows weigh (scripts/bench.sh's caps section measures the real thing),
+        // and far ahead of the old fixed 16.
+        let fixed = link.run(Self.plan(size: 1024 * Self.mebibyte, connections: 64), scheduler: Self.scheduler(.fixed(64)))
+        let sixteen = link.run(Self.plan(size: 1024 * Self.mebibyte, connections: 16), scheduler: Self.scheduler(.fixed(16)))
+        #expect(outcome.seconds < sixteen.seconds * 0.5, "auto \(outcome.seconds) s, fixed 16 \(sixteen.seconds) s")
+        #expect(outcome.seconds <= fixed.seconds * 1.25, "auto \(outcome.seconds) s, fixed \(fixed.seconds) s")
     }
 
     @Test func autoStaysLowWhenTheLinkIsTheLimit() {
-        // No per-connection cap: four connections already fill the link.
+        // No per-connection cap: the 16 it starts with fill the link; one doubling may be tried
+        // (and kept, as the first window of 16 is measured while some still open), never a leap.
         let link = SimulatedLink(linkBytesPerSecond: 1e9)
         let outcome = link.run(Self.plan(size: 1 << 30, connections: 64), scheduler: Self.scheduler(.adaptive(maximum: 64)))
-        #expect(outcome.finalTarget == 4)
-        #expect(outcome.peakActive <= 8)
+        #expect(outcome.finalTarget <= 32, "\(outcome.targets)")
+        #expect(outcome.peakActive <= 32)
     }
 
     @Test func autoStopsGrowingWhereTheLinkFlattens() {
@@ -120,8 +126,8 @@ struct TransferSchedulerTests {
         var policy = ConnectionPolicy.adaptive(maximum: 16)
         policy.pushback()
         #expect(policy.isSettled)
-        #expect(policy.target == 3)
-        for _ in 0..<10 { policy.pushback() }
+        #expect(policy.target == 15)
+        for _ in 0..<20 { policy.pushback() }
         #expect(policy.target == 1)
         // A fixed count is a maximum: a server that refuses is asked for fewer, one per push.
         var fixed = ConnectionPolicy.fixed(8)
@@ -155,8 +161,9 @@ struct TransferSchedulerTests {
     @Test func autoStaysLowOnAnUncappedFastPath() {
         let link = SimulatedLink(linkBytesPerSecond: 400e6)
         let outcome = link.run(Self.autoPlan, scheduler: Self.scheduler(.adaptive(maximum: DownloadOptions().maximumConnections)))
-        #expect(outcome.finalTarget <= 8)
-        #expect(outcome.peakActive <= 8)
+        // Where it starts (16); one doubling tried and given back.
+        #expect(outcome.finalTarget == 16, "\(outcome.targets)")
+        #expect(outcome.peakActive <= 32)
     }
 
     /// A server that serves 20 requests at once behind a 6 MiB/s cap: auto's step from 16 to

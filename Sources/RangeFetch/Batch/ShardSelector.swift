@@ -1,5 +1,3 @@
-import COpenSSL
-
 /// `--shard K/N`: keeps the entries whose URL hashes to shard `K` of `N` (`0 ≤ K < N`), so `N`
 /// machines given one manifest split it with no coordinator: every URL belongs to exactly one
 /// shard, whatever the order of the lines or which other URLs are listed.
@@ -32,16 +30,7 @@ public struct ShardSelector: Sendable, Equatable {
 
     /// The shard `url` belongs to.
     public static func shard(of url: String, count: Int) -> Int {
-        // OpenSSL's one-shot digest into a buffer on the stack: every line of a list is hashed.
-        var url = url
-        let prefix = url.withUTF8 { text in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest -> UInt64 in
-                var length: UInt32 = 0
-                guard EVP_Digest(text.baseAddress, text.count, digest.baseAddress, &length, EVP_sha256(), nil) == 1,
-                      length >= 8 else { fatalError("EVP_Digest failed for SHA-256") }
-                return digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            }
-        }
+        let prefix = SHA256Prefix.of(url)
         return Int(prefix % UInt64(count))
     }
 

@@ -119,8 +119,8 @@ final class DownloadSession {
         let paths = try OutputPaths(destination: options.destination, suggestedName: remote.suggestedName,
                                     followsLink: followsLink)
         try OutputPaths.checkFinalPath(paths.final)
-        if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority, url: url) {
-            throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other.index + 1) of this batch (\(other.url)); give one of them another name (out=)", url: url)
+        if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority) {
+            throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other + 1) of this batch; give one of them another name (out=)", url: url)
         }
         let store = JournalStore(path: paths.journal)
         let expected = options.expectedDigests(for: remote)
