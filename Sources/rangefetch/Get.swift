@@ -22,7 +22,7 @@ struct Get: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i).")
+    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i). A local FILE.meta4 (or .metalink, Metalink 4, RFC 5854) downloads the file it describes: its URLs are the sources (best priority first, the rest mirrors), its size and hashes are checked (exit 5 on a mismatch), each piece with a piece hash is checked and a bad one fetched again from another source; the file takes the metalink's name (its last path component) unless -o is given.")
     var urls: [String] = []
 
     @OptionGroup(title: "Batch options") var batch: BatchOptionGroup
@@ -117,6 +117,9 @@ struct Get: AsyncParsableCommand {
         if overwrite && continueExisting { throw ValidationError("use either --overwrite or --continue, not both") }
         if quiet && verbose { throw ValidationError("use either -q/--quiet or -v/--verbose, not both") }
         if isBatch {
+            if let metalink = urls.first(where: SourceAddress.isMetalinkFile) {
+                throw ValidationError("\(metalink): a metalink is downloaded on its own (rangefetch FILE.meta4), not as part of a batch")
+            }
             try validateBatch()
         } else {
             guard urls.count == 1 else {
@@ -145,10 +148,16 @@ struct Get: AsyncParsableCommand {
     /// Said once per run when `-k` (or `insecure` in a config file) turns TLS checks off.
 
     private func download(reporter: Reporter) async throws(DownloadError) {
-            let options = try makeOptions()
+            var options = try makeOptions()
+            var url = urls[0]
+            if SourceAddress.isMetalinkFile(url) {
+                let metalink = try Metalink.load(path: url)
+                for note in metalink.ignored { reporter.handle(.warning(.metalinkEntryIgnored(note: note))) }
+                url = metalink.apply(to: &options)
+            }
             let downloader = Downloader(options: options)
-            let task = Task { () async throws(DownloadError) -> DownloadSummary in
-                try await downloader.download(urls[0]) { reporter.handle($0) }
+            let task = Task { [url] () async throws(DownloadError) -> DownloadSummary in
+                try await downloader.download(url) { reporter.handle($0) }
             }
             let interrupts = Interrupts { task.cancel() }
             defer { interrupts.cancel() }

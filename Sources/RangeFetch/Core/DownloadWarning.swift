@@ -52,11 +52,17 @@ public enum DownloadWarning: Sendable, Equatable {
     /// The bytes `url` sent for `range` do not match the response's own `Content-Digest`: they
     /// were thrown away and the range is fetched again (of another source when there is one).
     case contentDigestMismatch(url: String, range: ByteRange)
+    /// A piece of the file (a metalink's `<pieces>`) does not match its digest; `url` (redacted)
+    /// is the source that sent bytes of it (the main URL when no mirror did). It is fetched again.
+    case pieceMismatch(url: String, piece: Int, range: ByteRange)
+    /// Part of a metalink was left out (a `file:` or `ftp:` URL, a hash type we do not compute):
+    /// routine; `note` says what and why.
+    case metalinkEntryIgnored(note: String)
 
     /// Routine events a front end shows only when asked for detail.
     public var isRoutine: Bool {
         switch self {
-        case .slowConnectionReplaced, .checksumNotWholeFile: true
+        case .slowConnectionReplaced, .checksumNotWholeFile, .metalinkEntryIgnored: true
         default: false
         }
     }
@@ -102,6 +108,10 @@ public enum DownloadWarning: Sendable, Equatable {
             "\(isMain ? "main URL" : "mirror") \(url) dropped: \(reason)"
         case .contentDigestMismatch(let url, let range):
             "\(url): the bytes it sent for \(range.httpRangeSpec) do not match their Content-Digest; they were discarded and the range is fetched again"
+        case .metalinkEntryIgnored(let note):
+            "metalink: \(note)"
+        case .pieceMismatch(let url, let piece, let range):
+            "\(url): piece \(piece) (bytes \(range.httpRangeSpec)) does not match the metalink's piece digest; it is fetched again"
         case .certificatesUnchecked:
             "TLS certificates are not checked: anyone on the network path can read or change what is downloaded"
         case .checksumNotWholeFile(let url, let header, let parts):
@@ -132,6 +142,8 @@ public enum DownloadWarning: Sendable, Equatable {
         case .certificatesUnchecked: "certificates_unchecked"
         case .checksumNotWholeFile: "checksum_not_whole_file"
         case .contentDigestMismatch: "content_digest_mismatch"
+        case .pieceMismatch: "piece_mismatch"
+        case .metalinkEntryIgnored: "metalink_entry_ignored"
         }
     }
 }

@@ -94,6 +94,9 @@ final class DownloadSession {
 
     private func download(_ remote: RemoteFile) throws(DownloadError) -> DownloadSummary {
         emit(.probed(remote))
+        if let expected = options.expectedSize, let size = remote.size, size != expected {
+            throw DownloadError(.checksumMismatch, "\(Redaction.url(url)) serves \(size) bytes, not the \(expected) bytes expected (the metalink's <size>); nothing was downloaded", url: url)
+        }
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
         if options.verifyAdvertisedDigests {
             let streaming = options.destination == .standardOutput

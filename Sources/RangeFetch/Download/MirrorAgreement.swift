@@ -29,6 +29,11 @@ final class MirrorAgreement {
     /// Mirror bytes an interrupted run recorded as not yet spot-checked (from the journal).
     var resumedUnchecked: [String: [ByteRange]] = [:]
 
+    /// Uses `mirror` no more in this download (it sent bytes proven wrong).
+    func distrust(_ mirror: String) {
+        distrusted.insert(mirror)
+    }
+
     /// Mirror bytes not spot-checked yet: the resumed ones and `engine`'s.
     func uncheckedMirrorBytes(_ engine: [String: [ByteRange]]) -> [String: [ByteRange]] {
         resumedUnchecked.merging(engine) { $0 + $1 }

@@ -1,13 +1,17 @@
 import CXML
 
-/// An XML document read by libxml2 into elements with their text: enough for S3's answers
-/// (ListObjectsV2 pages, error bodies), which are small and shallow.
+/// An XML document read by libxml2 into elements with their text and attributes: enough for
+/// S3's answers (ListObjectsV2 pages, error bodies) and metalinks, which are small and shallow.
+/// Entities a DTD declares are never expanded; a reader that wants no DTD at all refuses it
+/// (``parse(_:refusingDocumentType:)``).
 struct XMLTree {
     struct Element: Equatable {
         var name: String
         /// The element's own character data (entities and CDATA resolved).
         var text = ""
         var children: [Element] = []
+        /// The element's attributes by local name (namespace prefixes dropped).
+        var attributes: [String: String] = [:]
 
         /// The first child named `name`.
         subscript(name: String) -> Element? { children.first { $0.name == name } }
@@ -20,10 +24,14 @@ struct XMLTree {
         /// libxml2 (`libxml2.so.2`) could not be loaded.
         case noParser
         case malformed
+        /// The document declares a document type (`<!DOCTYPE`), which nothing we read needs.
+        case documentType
     }
 
     /// The document's root element.
-    static func parse(_ bytes: [UInt8]) throws(Failure) -> Element {
+    /// - Parameter refusingDocumentType: throw ``Failure/documentType`` for a document with a
+    ///   `<!DOCTYPE>` (a metalink never has one; an entity bomb does).
+    static func parse(_ bytes: [UInt8], refusingDocumentType: Bool = false) throws(Failure) -> Element {
         guard !bytes.isEmpty else { throw .malformed }
         let builder = Builder()
         let status = bytes.withUnsafeBufferPointer { buffer in
@@ -35,6 +43,7 @@ struct XMLTree {
             }
         }
         guard status != -1 else { throw .noParser }
+        guard !(refusingDocumentType && builder.sawDocumentType) else { throw .documentType }
         guard status == 0, let root = builder.root else { throw .malformed }
         return root
     }
@@ -43,6 +52,7 @@ struct XMLTree {
     private final class Builder {
         var open: [Element] = []
         var root: Element?
+        var sawDocumentType = false
 
         func visit(kind: Int32, name: String?, value: String?) {
             switch kind {
@@ -50,6 +60,10 @@ struct XMLTree {
                 open.append(Element(name: name ?? ""))
             case Int32(RFXML_TEXT.rawValue):
                 if !open.isEmpty { open[open.count - 1].text += value ?? "" }
+            case Int32(RFXML_DOCTYPE.rawValue):
+                sawDocumentType = true
+            case Int32(RFXML_ATTRIBUTE.rawValue):
+                if let name, !open.isEmpty { open[open.count - 1].attributes[name] = value ?? "" }
             case Int32(RFXML_END.rawValue):
                 guard let element = open.popLast() else { return }
                 if open.isEmpty { root = element } else { open[open.count - 1].children.append(element) }

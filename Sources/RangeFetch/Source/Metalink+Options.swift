@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Metalink {
+    /// Reads and parses the metalink file at `path` (at most ``maximumBytes`` are read).
+    /// - Throws: `invalidOption` for a file that cannot be read or is no usable metalink
+    ///   (``parse(_:origin:)``), naming the path.
+    public static func load(path: String) throws(DownloadError) -> Metalink {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw DownloadError(.invalidOption, "metalink \(path): cannot be read (\(String(cString: strerror(errno))))")
+        }
+        defer { close(descriptor) }
+        // One byte past the limit, so that a larger file is told apart from one at the limit.
+        var bytes = [UInt8](repeating: 0, count: maximumBytes + 1)
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw DownloadError(.invalidOption, "metalink \(path): cannot be read (\(String(cString: strerror(errno))))")
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        return try parse(Array(bytes[..<filled]), origin: path)
+    }
+
+    /// The download this metalink describes, on top of `options`: returns the URL to request
+    /// (the most preferred) and sets the others as mirrors (after any already given), the
+    /// whole-file digests as checksums (one given for the same algorithm wins), the size and the
+    /// piece digests. Saved into a directory (the default), the file takes the metalink's name
+    /// there, and a link planted at that name is not followed; an output path given stays.
+    public func apply(to options: inout DownloadOptions) -> String {
+        options.mirrors += locations.dropFirst().map(\.url).filter { !options.mirrors.contains($0) }
+        for digest in digests where !options.checksums.contains(where: { $0.algorithm == digest.algorithm }) {
+            options.checksums.append(digest)
+        }
+        options.expectedSize = size
+        options.pieceDigests = pieces
+        if case .directory(let directory) = options.destination {
+            options.destination = .file(directory == "." ? name : directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+            options.followsLinkAtOutputPath = false
+        }
+        return locations[0].url
+    }
+}
+
+extension SourceAddress {
+    /// Whether `text` names a local metalink file rather than a URL: no `scheme://`, and a name
+    /// ending in `.meta4` or `.metalink` (any case).
+    public static func isMetalinkFile(_ text: String) -> Bool {
+        guard !text.contains("://") else { return false }
+        let lowered = text.lowercased()
+        return lowered.hasSuffix(".meta4") || lowered.hasSuffix(".metalink")
+    }
+}
