@@ -99,6 +99,14 @@ struct MetalinkTests {
         }
     }
 
+    @Test(arguments: [
+        ("<!DOCTYPE m><m/>", true), ("<?xml version=\"1.0\"?>\n<!-- <m> --><!DOCTYPE m []><m/>", true),
+        ("<?xml version=\"1.0\"?><m><![CDATA[<!DOCTYPE]]></m>", false), ("<m/>", false), ("", false),
+    ])
+    func aDocumentTypeIsFoundInTheProlog(text: String, found: Bool) {
+        #expect(XMLTree.prologDeclaresDocumentType(Array(text.utf8)) == found)
+    }
+
     @Test func aHugeDocumentIsRefusedUnread() {
         let huge = [UInt8](repeating: UInt8(ascii: " "), count: Metalink.maximumBytes + 1)
         #expect {

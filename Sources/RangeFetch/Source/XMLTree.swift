@@ -33,6 +33,9 @@ struct XMLTree {
     ///   `<!DOCTYPE>` (a metalink never has one; an entity bomb does).
     static func parse(_ bytes: [UInt8], refusingDocumentType: Bool = false) throws(Failure) -> Element {
         guard !bytes.isEmpty else { throw .malformed }
+        // Looked for before libxml2 reads a byte: it may fail on the DTD's entities (its own
+        // amplification limit) before it reports the declaration.
+        if refusingDocumentType && prologDeclaresDocumentType(bytes) { throw .documentType }
         let builder = Builder()
         let status = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { base in
@@ -46,6 +49,26 @@ struct XMLTree {
         guard !(refusingDocumentType && builder.sawDocumentType) else { throw .documentType }
         guard status == 0, let root = builder.root else { throw .malformed }
         return root
+    }
+
+    /// Whether the prolog of the (UTF-8) document in `bytes`, before its first element, holds a
+    /// `<!DOCTYPE`; comments and processing instructions are skipped.
+    static func prologDeclaresDocumentType(_ bytes: [UInt8]) -> Bool {
+        var index = bytes.startIndex
+        func at(_ text: String) -> Bool { bytes[index...].starts(with: text.utf8) }
+        func skip(past end: String) {
+            let marker = Array(end.utf8)
+            while index < bytes.endIndex, !bytes[index...].starts(with: marker) { index += 1 }
+            index = min(bytes.endIndex, index + marker.count)
+        }
+        while index < bytes.endIndex {
+            if at("<!DOCTYPE") { return true }
+            if at("<!--") { skip(past: "-->"); continue }
+            if at("<?") { skip(past: "?>"); continue }
+            if bytes[index] == UInt8(ascii: "<") { return false } // the root element
+            index += 1
+        }
+        return false
     }
 
     /// Assembles elements from the reader's start, text and end reports.
