@@ -88,6 +88,26 @@ final class MetalinkDownloadTests {
         #expect(!out.exists("p.bin.part") && !out.exists("p.bin.part.rfjournal"))
     }
 
+    /// A lone source whose every range is corrupted: its pieces are fetched again from it (there
+    /// is no other) a few times, each time blamed, then the download fails with exit 5 naming
+    /// the pieces, and the journal claims none of them.
+    @Test func piecesThatNeverComeRightFailTheDownload() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let size: Int64 = 4 << 20
+        let (whole, pieces) = Self.digests(of: try server.expectedBytes(size: size))
+        let url = server.dataURL(size: size, name: "c.bin", "corruptevery=1")
+        let meta = try write(Self.metalink(name: "c.bin", size: size, sha256: whole, pieces: pieces, urls: [url]), as: "c.meta4")
+        let result = try runCLI([meta, "-d", out.path, "-n", "2"])
+        #expect(result.status == 5, "\(result.stderr)")
+        #expect(result.stderr.contains("\(url): piece 0 (bytes 0-1048575) does not match"), "\(result.stderr)")
+        #expect(result.stderr.contains("still do not match the metalink's piece digests after \(PieceRounds.maximumRounds) refetches"),
+                "\(result.stderr)")
+        #expect(!out.exists("c.bin"))
+        let record = try JournalCodec.decode(Array(Data(contentsOf: URL(fileURLWithPath: out.file("c.bin.part.rfjournal")))))
+        #expect(record.writtenBytes < size - (1 << 20), "the journal claims \(record.writtenBytes) bytes, bad pieces included")
+    }
+
     /// A metalink whose whole-file hash is wrong: exit 5, the bytes kept aside, no file.
     @Test func aWrongWholeFileHashExitsFive() throws {
         let server = try FaultServer()
