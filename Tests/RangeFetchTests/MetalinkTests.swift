@@ -107,6 +107,42 @@ struct MetalinkTests {
         #expect(XMLTree.prologDeclaresDocumentType(Array(text.utf8)) == found)
     }
 
+    @Test(arguments: [
+        ("f.meta4", true), ("dir/F.META4", true), ("/tmp/x.metalink", true), ("http://h/f.meta4", false),
+        ("s3://b/f.meta4", false), ("f.meta4.txt", false), ("meta4", false),
+    ])
+    func metalinkFilesAreToldFromURLs(text: String, isMetalink: Bool) {
+        #expect(SourceAddress.isMetalinkFile(text) == isMetalink)
+    }
+
+    /// What a metalink makes of the options: the best URL requested, the rest mirrors after the
+    /// user's, digests added where the user gave none of that algorithm, the name in the
+    /// directory (links there not followed), an output path kept.
+    @Test func applyingSetsSourcesDigestsAndTheName() throws {
+        let metalink = try Metalink.parse(Self.document("""
+            <size>10</size><hash type="sha-256">\(Self.sha256)</hash><hash type="sha-1">\(Self.sha1)</hash>
+            <url priority="2">http://b/f</url><url priority="1">http://a/f</url><url priority="3">http://c/f</url>
+            """), origin: "x")
+        var options = DownloadOptions()
+        options.mirrors = ["http://m/f", "http://c/f"]
+        options.checksums = [try #require(DigestValue(algorithm: .sha1, hex: String(repeating: "0", count: 40)))]
+        options.destination = .directory("out")
+        #expect(metalink.apply(to: &options) == "http://a/f")
+        #expect(options.mirrors == ["http://m/f", "http://c/f", "http://b/f"])
+        #expect(options.checksums.map(\.algorithm) == [.sha1, .sha256])
+        #expect(options.checksums[0].hex == String(repeating: "0", count: 40))
+        #expect(options.expectedSize == 10 && options.pieceDigests == nil)
+        #expect(options.destination == .file("out/f.bin") && !options.followsLinkAtOutputPath)
+
+        var given = DownloadOptions()
+        given.destination = .file("/tmp/mine")
+        _ = metalink.apply(to: &given)
+        #expect(given.destination == .file("/tmp/mine") && given.followsLinkAtOutputPath)
+        var here = DownloadOptions()
+        _ = metalink.apply(to: &here)
+        #expect(here.destination == .file("f.bin"))
+    }
+
     @Test func aHugeDocumentIsRefusedUnread() {
         let huge = [UInt8](repeating: UInt8(ascii: " "), count: Metalink.maximumBytes + 1)
         #expect {

@@ -46,13 +46,3 @@ extension Metalink {
         return locations[0].url
     }
 }
-
-extension SourceAddress {
-    /// Whether `text` names a local metalink file rather than a URL: no `scheme://`, and a name
-    /// ending in `.meta4` or `.metalink` (any case).
-    public static func isMetalinkFile(_ text: String) -> Bool {
-        guard !text.contains("://") else { return false }
-        let lowered = text.lowercased()
-        return lowered.hasSuffix(".meta4") || lowered.hasSuffix(".metalink")
-    }
-}
