@@ -29,6 +29,16 @@ struct LinkHeaderTests {
         #expect(LinkHeader.duplicates(nil, of: "http://main/f").isEmpty)
     }
 
+    @Test func aMetalinkDescriptionNeedsItsTypeAndAnHTTPURL() {
+        let type = "type=\"application/metalink4+xml\""
+        #expect(LinkHeader.metalinkDescription("<http://a/f.meta4>; rel=describedby; \(type)") == "http://a/f.meta4")
+        #expect(LinkHeader.metalinkDescription("<http://a/f.meta4>; rel=describedby") == nil)
+        #expect(LinkHeader.metalinkDescription("<http://a/f.torrent>; rel=describedby; type=application/x-bittorrent") == nil)
+        #expect(LinkHeader.metalinkDescription("<file:///f.meta4>; rel=describedby; \(type), <https://b/g.meta4>; rel=describedby; \(type)")
+                == "https://b/g.meta4")
+        #expect(LinkHeader.metalinkDescription(nil) == nil)
+    }
+
     @Test func aFloodOfDuplicatesIsCut() {
         let value = (0..<100).map { "<http://h\($0)/f>; rel=duplicate" }.joined(separator: ", ")
         #expect(LinkHeader.duplicates(value, of: "http://main/f").count == LinkHeader.maximumDuplicates)

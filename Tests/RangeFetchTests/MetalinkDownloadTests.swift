@@ -200,3 +200,75 @@ final class MetalinkDownloadTests {
         #expect(Self.sha256(bytes[0]) == whole)
     }
 }
+
+/// Metalink/HTTP's `Link: <URL>; rel=describedby; type="application/metalink4+xml"`: the linked
+/// metalink (served here by nginx) adds its mirrors, digests and piece digests to a plain URL.
+@Suite(.serialized)
+final class DescribedByMetalinkTests {
+    let out: TemporaryDirectory
+    let www: TemporaryDirectory
+
+    init() throws {
+        out = try TemporaryDirectory()
+        www = try TemporaryDirectory()
+    }
+
+    static func describedBy(_ target: String) -> String {
+        "link=" + ("<\(target)>; rel=describedby; type=\"application/metalink4+xml\"").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+    }
+
+    /// The linked metalink names a corrupting mirror and carries piece digests: the mirror is
+    /// used, its bad piece caught, blamed and fetched again, and the file is exact.
+    @Test func aLinkedMetalinksMirrorsAndPiecesAreUsed() throws {
+        let servers = try (0..<2).map { _ in try FaultServer() }
+        let nginx = try NginxServer(docroot: www.path)
+        defer { servers.forEach { $0.stop() }; nginx.stop() }
+        let size: Int64 = 8 << 20
+        let (whole, pieces) = MetalinkDownloadTests.digests(of: try servers[1].expectedBytes(size: size))
+        let lying = servers[1].dataURL(size: size, name: "l.bin", "rate=4000000&corruptevery=5&corruptcount=1")
+        try MetalinkDownloadTests.metalink(name: "l.bin", size: size, sha256: whole, pieces: pieces, urls: [lying])
+            .write(toFile: www.file("l.meta4"), atomically: true, encoding: .utf8)
+        let main = servers[0].dataURL(size: size, name: "l.bin", "rate=4000000&" + Self.describedBy(nginx.baseURL + "/l.meta4"))
+        let result = try runCLI([main, "-o", out.file("l.bin"), "-n", "8"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let ranges = try servers[1].stats().log.filter { $0.status == 206 }.count
+        try servers[0].expectFile(out.file("l.bin"), size: size, sourceLocation: #_sourceLocation)
+        #expect(ranges >= 5, "the linked mirror answered only \(ranges) ranges: it never corrupted one")
+        #expect(result.stderr.contains("\(lying): piece ") && result.stderr.contains("does not match the metalink's piece digest"),
+                "\(result.stderr)")
+    }
+
+    /// The linked metalink's hash is checked like a server's digest: a wrong one exits 5.
+    @Test func aLinkedMetalinksWrongHashExitsFive() throws {
+        let server = try FaultServer()
+        let nginx = try NginxServer(docroot: www.path)
+        defer { server.stop(); nginx.stop() }
+        let size: Int64 = 3 << 20
+        try MetalinkDownloadTests.metalink(name: "w.bin", size: size, sha256: String(repeating: "1", count: 64), urls: [])
+            .write(toFile: www.file("w.meta4"), atomically: true, encoding: .utf8)
+        let main = server.dataURL(size: size, name: "w.bin", Self.describedBy(nginx.baseURL + "/w.meta4"))
+        let result = try runCLI([main, "-o", out.file("w.bin")])
+        // A metalink without URLs is refused as a document; it is then not used.
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("is not used") && result.stderr.contains("no http:// or https://"), "\(result.stderr)")
+
+        try MetalinkDownloadTests.metalink(name: "w.bin", size: size, sha256: String(repeating: "1", count: 64), urls: [main])
+            .write(toFile: www.file("w.meta4"), atomically: true, encoding: .utf8)
+        let wrong = try runCLI([main, "-o", out.file("w2.bin")])
+        #expect(wrong.status == 5, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("metalink (Link: rel=describedby)"), "\(wrong.stderr)")
+    }
+
+    /// A link to a metalink that is not there: a warning, and the download goes on.
+    @Test func aMissingLinkedMetalinkIsWarnedAbout() throws {
+        let server = try FaultServer()
+        let nginx = try NginxServer(docroot: www.path)
+        defer { server.stop(); nginx.stop() }
+        let size: Int64 = 1 << 20
+        let main = server.dataURL(size: size, name: "m.bin", Self.describedBy(nginx.baseURL + "/gone.meta4"))
+        let result = try runCLI([main, "-o", out.file("m.bin")])
+        #expect(result.status == 0, "\(result.stderr)")
+        try server.expectFile(out.file("m.bin"), size: size, sourceLocation: #_sourceLocation)
+        #expect(result.stderr.contains("gone.meta4 the server links to is not used: the server answered 404"), "\(result.stderr)")
+    }
+}

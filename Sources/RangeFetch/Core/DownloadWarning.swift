@@ -58,6 +58,9 @@ public enum DownloadWarning: Sendable, Equatable {
     /// Part of a metalink was left out (a `file:` or `ftp:` URL, a hash type we do not compute):
     /// routine; `note` says what and why.
     case metalinkEntryIgnored(note: String)
+    /// The metalink a server's `Link: rel=describedby` header names could not be used (`url`
+    /// redacted); the download goes on without it.
+    case describedByMetalinkUnused(url: String, why: String)
 
     /// Routine events a front end shows only when asked for detail.
     public var isRoutine: Bool {
@@ -108,6 +111,8 @@ public enum DownloadWarning: Sendable, Equatable {
             "\(isMain ? "main URL" : "mirror") \(url) dropped: \(reason)"
         case .contentDigestMismatch(let url, let range):
             "\(url): the bytes it sent for \(range.httpRangeSpec) do not match their Content-Digest; they were discarded and the range is fetched again"
+        case .describedByMetalinkUnused(let url, let why):
+            "the metalink \(url) the server links to is not used: \(why)"
         case .metalinkEntryIgnored(let note):
             "metalink: \(note)"
         case .pieceMismatch(let url, let piece, let range):
@@ -144,6 +149,7 @@ public enum DownloadWarning: Sendable, Equatable {
         case .contentDigestMismatch: "content_digest_mismatch"
         case .pieceMismatch: "piece_mismatch"
         case .metalinkEntryIgnored: "metalink_entry_ignored"
+        case .describedByMetalinkUnused: "described_by_metalink_unused"
         }
     }
 }

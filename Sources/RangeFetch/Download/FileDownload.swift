@@ -25,9 +25,10 @@ struct FileDownload {
     /// - Parameters:
     ///   - size: the file's size, `nil` when the server did not say (one stream, to its end).
     ///   - store: the journal, `nil` when this download keeps none (one stream).
+    ///   - pieces: piece digests to check after each run (a metalink's), bad pieces fetched again.
     func run(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
              file: PartialFile, store: JournalStore?, paths: OutputPaths,
-             expected: [(DigestValue, String)]) throws(DownloadError) -> DownloadSummary {
+             expected: [(DigestValue, String)], pieces pieceDigests: Metalink.Pieces?) throws(DownloadError) -> DownloadSummary {
         let resumed = segments.writtenBytes
         if let size {
             try checkFreeSpace(paths: paths, file: file, size: size)
@@ -50,7 +51,7 @@ struct FileDownload {
                                         checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
         // Set when a mirror's ranges were fetched again after the hasher may have read them.
         var rewritten = false
-        var pieces = PieceRounds(digests: mode == .ranged ? options.pieceDigests : nil)
+        var pieces = PieceRounds(digests: mode == .ranged ? pieceDigests : nil)
         var badPieces: DownloadError?
         while true {
             do {

@@ -69,3 +69,18 @@ enum LinkHeader {
         return found
     }
 }
+
+extension LinkHeader {
+    /// The media type of a Metalink 4 document.
+    static let metalinkType = "application/metalink4+xml"
+
+    /// The first `rel=describedby; type="application/metalink4+xml"` target of a `Link` field
+    /// value that is an absolute http(s) URL: a metalink describing the file (RFC 6249).
+    static func metalinkDescription(_ value: String?) -> String? {
+        guard let value else { return nil }
+        return parse(value).first {
+            $0.relations.contains("describedby") && $0.parameters["type"]?.lowercased() == metalinkType
+                && (try? SourceAddress.http($0.target)) != nil
+        }?.target
+    }
+}

@@ -82,7 +82,8 @@ struct Prober {
             advertisedDigests: AdvertisedDigestParser.parse(response),
             contentEncoding: response.contentEncoding,
             compositeChecksums: composite.isEmpty ? nil : composite,
-            duplicates: LinkHeader.duplicates(response["link"], of: url)
+            duplicates: LinkHeader.duplicates(response["link"], of: url),
+            describedBy: LinkHeader.metalinkDescription(response["link"])
         )
     }
 
