@@ -87,6 +87,8 @@ struct MetalinkTests {
          """, "document type"),
         ("<metalink><file name=\"f\"><url>http://a/f</url></metalink>", "not well-formed"),
         ("<metalink/>", "no <file>"),
+        ("<metalink version=\"3.0\"><files><file name=\"f\"><resources><url type=\"http\">http://a/f</url></resources></file></files></metalink>",
+         "Metalink 3"),
         ("<feed/>", "not a Metalink 4"),
         ("<metalink><file name=\"a\"><url>http://a/a</url></file><file name=\"b\"><url>http://a/b</url></file></metalink>", "2 files"),
         ("<metalink><file name=\"..\"><url>http://a/a</url></file></metalink>", "no usable name"),

@@ -74,6 +74,9 @@ public struct Metalink: Sendable, Equatable {
             throw failure("not well-formed XML")
         }
         guard root.name == "metalink" else { throw failure("not a Metalink 4 document (its root is <\(root.name)>, not <metalink>)") }
+        if root["files"] != nil {
+            throw failure("a Metalink 3 document (<files>); only Metalink 4 (RFC 5854, usually .meta4) is read")
+        }
         let files = root.all("file")
         guard let file = files.first else { throw failure("it describes no <file>") }
         guard files.count == 1 else { throw failure("it describes \(files.count) files; only one <file> per metalink is supported") }
