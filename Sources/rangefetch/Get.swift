@@ -153,6 +153,8 @@ struct Get: AsyncParsableCommand {
             if SourceAddress.isMetalinkFile(url) {
                 let metalink = try Metalink.load(path: url)
                 for note in metalink.ignored { reporter.handle(.warning(.metalinkEntryIgnored(note: note))) }
+                // A checksum file's entry names the file as it is saved: the metalink's name.
+                options.checksums = try checks.expectedDigests(forFileNamed: output == nil ? metalink.name : expectedFileName)
                 url = metalink.apply(to: &options)
             }
             let downloader = Downloader(options: options)
@@ -205,7 +207,10 @@ struct Get: AsyncParsableCommand {
             options.minimumSegmentBytes = bytes
             options.minimumSplitBytes = bytes
         }
-        if !isBatch { options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName) }
+        // A metalink's file is named by the metalink, once it is read (download(reporter:)).
+        if !isBatch, !SourceAddress.isMetalinkFile(urls.first ?? "") {
+            options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName)
+        }
         if let algorithm = printDigest?.algorithm { options.streamDigests = [algorithm] }
         if let bytes = streamWindow?.bytes { options.streamWindowBytes = bytes }
         options.resume = restart ? .restart : .resume

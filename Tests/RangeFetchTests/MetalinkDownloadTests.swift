@@ -120,6 +120,18 @@ final class MetalinkDownloadTests {
         #expect(!out.exists("h.bin"))
     }
 
+    /// `--checksum-file` takes the entry naming the metalink's file (not the .meta4's own name).
+    @Test func aChecksumFileEntryForTheMetalinksNameIsChecked() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let size: Int64 = 1 << 20
+        let meta = try write(Self.metalink(name: "k.bin", size: size, urls: [server.dataURL(size: size, name: "k.bin")]), as: "k.meta4")
+        let sums = try write("\(String(repeating: "2", count: 64))  k.bin\n", as: "SHA256SUMS")
+        let result = try runCLI([meta, "-d", out.path, "--checksum-file", sums])
+        #expect(result.status == 5, "\(result.stderr)")
+        #expect(!out.exists("k.bin"))
+    }
+
     /// A metalink whose size is not the server's: exit 5 before a byte is fetched.
     @Test func aWrongSizeExitsFiveBeforeDownloading() throws {
         let server = try FaultServer()
