@@ -177,11 +177,29 @@ final class MetalinkDownloadTests {
         #expect(result.stderr.contains("b.meta4") && result.stderr.contains("document type"), "\(result.stderr)")
     }
 
-    /// A metalink in a batch is a usage error rather than a URL that fails.
-    @Test func aMetalinkInABatchIsAUsageError() throws {
-        let result = try runCLI([out.file("a.meta4"), "http://127.0.0.1:9/x"])
-        #expect(result.status == 2, "\(result.stderr)")
-        #expect(result.stderr.contains("a metalink is downloaded on its own"), "\(result.stderr)")
+    /// Metalinks in a batch: one on the command line, one as a line of an -i list (with a mirror
+    /// after a TAB), each saved under its metalink's name with its hash checked; a list line
+    /// naming a broken metalink fails naming the list and line.
+    @Test func metalinksMakeBatchEntries() throws {
+        let servers = try (0..<2).map { _ in try FaultServer() }
+        defer { servers.forEach { $0.stop() } }
+        let size: Int64 = 3 << 20
+        let whole = Self.sha256(try servers[0].expectedBytes(size: size))
+        let first = try write(Self.metalink(name: "one.bin", size: size, sha256: whole,
+                                            urls: [servers[0].dataURL(size: size, name: "a")]), as: "one.meta4")
+        let second = try write(Self.metalink(name: "two.bin", size: size, sha256: whole,
+                                             urls: [servers[1].dataURL(size: size, name: "b")]), as: "two.meta4")
+        let list = try write("\(second)\t\(servers[0].dataURL(size: size, name: "c"))\n", as: "list.txt")
+        let result = try runCLI([first, "-i", list, "-d", out.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        try servers[0].expectFile(out.file("one.bin"), size: size, sourceLocation: #_sourceLocation)
+        try servers[0].expectFile(out.file("two.bin"), size: size, sourceLocation: #_sourceLocation)
+
+        let broken = try write("<metalink/>", as: "broken.meta4")
+        let badList = try write("# metalinks\n\(broken)\n", as: "bad.txt")
+        let failed = try runCLI(["-i", badList, "-d", out.path])
+        #expect(failed.status == 2, "\(failed.stderr)")
+        #expect(failed.stderr.contains("bad.txt:2") && failed.stderr.contains("it describes no <file>"), "\(failed.stderr)")
     }
 
     static let hasAria2c = FileManager.default.isExecutableFile(atPath: "/usr/bin/aria2c")

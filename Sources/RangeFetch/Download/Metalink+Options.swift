@@ -46,3 +46,31 @@ extension Metalink {
         return locations[0].url
     }
 }
+
+extension BatchEntry {
+    /// An entry whose ``url`` names a local metalink file (``SourceAddress/isMetalinkFile(_:)``)
+    /// made the download it describes, as ``Metalink/apply(to:)`` does for one file: its best
+    /// URL, the rest as mirrors after any given, its digests where none of that algorithm was
+    /// given, its size and pieces, and its name unless `out=` gave one. Other entries are
+    /// returned as they are.
+    /// - Throws: the metalink's failure (``Metalink/load(path:)``), prefixed with the entry's origin.
+    public func resolvingMetalink() throws(DownloadError) -> BatchEntry {
+        guard SourceAddress.isMetalinkFile(url) else { return self }
+        let metalink: Metalink
+        do {
+            metalink = try Metalink.load(path: url)
+        } catch {
+            throw origin.map { error.with(message: "\($0): \(error.message)") } ?? error
+        }
+        var entry = self
+        entry.url = metalink.locations[0].url
+        entry.mirrors += metalink.locations.dropFirst().map(\.url).filter { !entry.mirrors.contains($0) }
+        for digest in metalink.digests where !entry.checksums.contains(where: { $0.algorithm == digest.algorithm }) {
+            entry.checksums.append(digest)
+        }
+        entry.expectedSize = metalink.size
+        entry.pieceDigests = metalink.pieces
+        if entry.output == nil { entry.output = metalink.name }
+        return entry
+    }
+}
