@@ -16,6 +16,8 @@ static struct {
     int (*is_empty)(reader_t);
     const char *(*local_name)(reader_t);
     const char *(*value)(reader_t);
+    int (*next_attribute)(reader_t);
+    int (*to_element)(reader_t);
     void (*set_error_handler)(reader_t, error_func, void *);
     void (*free_reader)(reader_t);
     int loaded;
@@ -34,6 +36,8 @@ static void load(void) {
     FIND(is_empty, "xmlTextReaderIsEmptyElement");
     FIND(local_name, "xmlTextReaderConstLocalName");
     FIND(value, "xmlTextReaderConstValue");
+    FIND(next_attribute, "xmlTextReaderMoveToNextAttribute");
+    FIND(to_element, "xmlTextReaderMoveToElement");
     FIND(set_error_handler, "xmlTextReaderSetErrorHandler");
     FIND(free_reader, "xmlFreeTextReader");
 #undef FIND
@@ -47,7 +51,7 @@ static void ignore_error(void *arg, const char *message, int severity, void *loc
 
 // libxml2's parser options (xmlParserOption) and reader node types (xmlReaderTypes).
 enum { PARSE_NOERROR = 1 << 5, PARSE_NOWARNING = 1 << 6, PARSE_NONET = 1 << 11 };
-enum { NODE_ELEMENT = 1, NODE_TEXT = 3, NODE_CDATA = 4, NODE_END_ELEMENT = 15 };
+enum { NODE_ELEMENT = 1, NODE_TEXT = 3, NODE_CDATA = 4, NODE_DOCUMENT_TYPE = 10, NODE_END_ELEMENT = 15 };
 
 int rfxml_read(const char *bytes, size_t count, void *context, rfxml_visit visit) {
     pthread_once(&load_once, load);
@@ -59,16 +63,25 @@ int rfxml_read(const char *bytes, size_t count, void *context, rfxml_visit visit
     int status;
     while ((status = xml.read(reader)) == 1) {
         switch (xml.node_type(reader)) {
-        case NODE_ELEMENT:
+        case NODE_ELEMENT: {
             visit(context, RFXML_START, xml.local_name(reader), NULL);
-            if (xml.is_empty(reader)) visit(context, RFXML_END, NULL, NULL);
+            int empty = xml.is_empty(reader);
+            while (xml.next_attribute(reader) == 1) {
+                visit(context, RFXML_ATTRIBUTE, xml.local_name(reader), xml.value(reader));
+            }
+            xml.to_element(reader);
+            if (empty) visit(context, RFXML_END, NULL, NULL);
             break;
+        }
         case NODE_TEXT:
         case NODE_CDATA:
             visit(context, RFXML_TEXT, NULL, xml.value(reader));
             break;
         case NODE_END_ELEMENT:
             visit(context, RFXML_END, NULL, NULL);
+            break;
+        case NODE_DOCUMENT_TYPE:
+            visit(context, RFXML_DOCTYPE, NULL, NULL);
             break;
         default:
             break;

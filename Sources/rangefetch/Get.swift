@@ -22,7 +22,7 @@ struct Get: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i).")
+    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i). A local FILE.meta4 (or .metalink, Metalink 4, RFC 5854) downloads the file it describes: its URLs are the sources (best priority first, the rest mirrors), its size and hashes are checked (exit 5 on a mismatch), each piece with a piece hash is checked and a bad one fetched again from another source; the file takes the metalink's name (its last path component) unless -o is given. Several .meta4 files, or their paths in an -i list, make a batch.")
     var urls: [String] = []
 
     @OptionGroup(title: "Batch options") var batch: BatchOptionGroup
@@ -145,10 +145,18 @@ struct Get: AsyncParsableCommand {
     /// Said once per run when `-k` (or `insecure` in a config file) turns TLS checks off.
 
     private func download(reporter: Reporter) async throws(DownloadError) {
-            let options = try makeOptions()
+            var options = try makeOptions()
+            var url = urls[0]
+            if SourceAddress.isMetalinkFile(url) {
+                let metalink = try Metalink.load(path: url)
+                for note in metalink.ignored { reporter.handle(.warning(.metalinkEntryIgnored(note: note))) }
+                // A checksum file's entry names the file as it is saved: the metalink's name.
+                options.checksums = try checks.expectedDigests(forFileNamed: output == nil ? metalink.name : expectedFileName)
+                url = metalink.apply(to: &options)
+            }
             let downloader = Downloader(options: options)
-            let task = Task { () async throws(DownloadError) -> DownloadSummary in
-                try await downloader.download(urls[0]) { reporter.handle($0) }
+            let task = Task { [url] () async throws(DownloadError) -> DownloadSummary in
+                try await downloader.download(url) { reporter.handle($0) }
             }
             let interrupts = Interrupts { task.cancel() }
             defer { interrupts.cancel() }
@@ -196,7 +204,10 @@ struct Get: AsyncParsableCommand {
             options.minimumSegmentBytes = bytes
             options.minimumSplitBytes = bytes
         }
-        if !isBatch { options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName) }
+        // A metalink's file is named by the metalink, once it is read (download(reporter:)).
+        if !isBatch, !SourceAddress.isMetalinkFile(urls.first ?? "") {
+            options.checksums = try checks.expectedDigests(forFileNamed: expectedFileName)
+        }
         if let algorithm = printDigest?.algorithm { options.streamDigests = [algorithm] }
         if let bytes = streamWindow?.bytes { options.streamWindowBytes = bytes }
         options.resume = restart ? .restart : .resume

@@ -106,6 +106,10 @@ extension Get {
         var entries: [BatchEntry] = []
         var prefixes: [String] = []
         for url in urls {
+            if SourceAddress.isMetalinkFile(url) {
+                entries.append(try BatchEntry(url: url).resolvingMetalink())
+                continue
+            }
             let address: SourceAddress
             do { address = try SourceAddress(url) } catch { throw DownloadError(usageMessage: error.message) }
             if address.isPrefix { prefixes.append(url) } else { entries.append(BatchEntry(url: url)) }

@@ -167,6 +167,9 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   headerwidth=W       ... each value W bytes wide (default 8).
   contentrange=TEXT   206 answers carry "Content-Range: TEXT" (as decoded from the query, unescaped:
                       control characters such as ESC pass through) instead of the true one.
+  link=VALUE          a Link header (RFC 8288) with VALUE as decoded from the query, e.g.
+                      <http://127.0.0.1:P/data/...>; rel=duplicate (Metalink/HTTP, RFC 6249),
+                      wherever disposition= would go.
   disposition=NAME    Content-Disposition: attachment; filename="NAME" (NAME as decoded from the
                       query, unescaped, so ../ tricks pass through).
   reprdigest=good|bad Repr-Digest: sha-256=:<base64>: of the whole representation (bad: of
@@ -527,7 +530,7 @@ CHOICES = {
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
     "auth", "redirecthost", "nohead", "retryafter", "wrongrange", "chunked", "norange",
     "noaccept", "encoding", "forceencoding", "disposition", "contentrange", "realgzip", "contentlength",
-    "etagbyconn", "rejectauth", "authb64",
+    "etagbyconn", "rejectauth", "authb64", "link",
 }
 
 
@@ -1029,9 +1032,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Last-Modified", res.last_modified)
 
     def disposition_header(self, faults):
-        """disposition=NAME."""
+        """disposition=NAME, link=VALUE."""
         if faults.has("disposition"):
             self.send_header("Content-Disposition", f'attachment; filename="{faults.text("disposition")}"')
+        if faults.has("link"):
+            self.send_header("Link", faults.text("link"))
 
     def encoding_header(self, faults):
         """encoding=gzip (+ forceencoding=1): claim a content coding the body does not have."""

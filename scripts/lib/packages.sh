@@ -30,6 +30,11 @@ rf_test_server_packages() {
     rf_need_packages apache2-bin lighttpd
 }
 
+# The other downloaders a metalink must give the same bytes through (MetalinkDownloadTests).
+rf_oracle_packages() {
+    rf_need_packages aria2 wget2
+}
+
 # rf_require_swift: fail clearly when the Swift toolchain is missing (it is not a Debian package).
 rf_require_swift() {
     if ! command -v swift >/dev/null 2>&1; then
@@ -58,6 +63,7 @@ rf_test_python() {
 rf_test_requirements() {
     rf_base_packages
     rf_test_server_packages
+    rf_oracle_packages
     rf_test_python
     rf_require_swift
 }

@@ -17,6 +17,10 @@ public struct BatchEntry: Sendable, Equatable {
     /// Other URLs of the same file (aria2c's TAB-separated URLs on one line): see
     /// ``DownloadOptions/mirrors``.
     public var mirrors: [String] = []
+    /// The size the file must have (a metalink's): see ``DownloadOptions/expectedSize``.
+    public var expectedSize: Int64?
+    /// The file's piece digests (a metalink's): see ``DownloadOptions/pieceDigests``.
+    public var pieceDigests: Metalink.Pieces?
 
     /// An entry for `url`, with the options an `-i` list line can give it.
     public init(url: String, output: String? = nil, directory: String? = nil, checksums: [DigestValue] = [],

@@ -204,6 +204,8 @@ final class BatchRun: Sendable {
         options.checksums += entry.checksums
         options.request.headers += entry.headers
         options.mirrors = entry.mirrors
+        options.expectedSize = entry.expectedSize
+        options.pieceDigests = entry.pieceDigests
         options = Self.withinBudget(options, self.options)
         try options.validate()
         return options

@@ -25,9 +25,9 @@ public enum Manifest {
         var entries: [BatchEntry] = []
         // "\r\n" is one Character in Swift: both end a line.
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
-            if let entry = try parser.consume(line) { entries.append(entry) }
+            if let entry = try parser.consume(line) { entries.append(try entry.resolvingMetalink()) }
         }
-        if let entry = parser.finish() { entries.append(entry) }
+        if let entry = parser.finish() { entries.append(try entry.resolvingMetalink()) }
         return entries
     }
 
@@ -51,6 +51,8 @@ public enum Manifest {
     /// An entry's URL: http(s), or an `s3://BUCKET/KEY` naming one object. A prefix
     /// (`s3://BUCKET/PREFIX/`) is refused: its objects are listed as a batch of their own.
     static func checkedURL(_ text: String, fail: (String) -> DownloadError) throws(DownloadError) -> String {
+        // A local metalink, read when the entry is (``BatchEntry/resolvingMetalink()``).
+        if SourceAddress.isMetalinkFile(text) { return text }
         let parsed = try address(text, fail: fail)
         guard !parsed.isPrefix else {
             throw DownloadError(.invalidOption,

@@ -112,9 +112,9 @@ public final class ManifestReader {
         while !finished {
             guard let line = try nextLine() else {
                 finished = true
-                return parser.finish()
+                return try parser.finish()?.resolvingMetalink()
             }
-            if let entry = try parser.consume(line) { return entry }
+            if let entry = try parser.consume(line) { return try entry.resolvingMetalink() }
         }
         return nil
     }

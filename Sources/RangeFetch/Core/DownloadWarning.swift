@@ -55,11 +55,20 @@ public enum DownloadWarning: Sendable, Equatable {
     /// The batch journal at `path` is not used (`reason`): complete files are checked with their
     /// servers, and finished ones are not recorded.
     case batchJournalUnused(path: String, reason: String)
+    /// A piece of the file (a metalink's `<pieces>`) does not match its digest; `url` (redacted)
+    /// is the source that sent bytes of it (the main URL when no mirror did). It is fetched again.
+    case pieceMismatch(url: String, piece: Int, range: ByteRange)
+    /// Part of a metalink was left out (a `file:` or `ftp:` URL, a hash type we do not compute):
+    /// routine; `note` says what and why.
+    case metalinkEntryIgnored(note: String)
+    /// The metalink a server's `Link: rel=describedby` header names could not be used (`url`
+    /// redacted); the download goes on without it.
+    case describedByMetalinkUnused(url: String, why: String)
 
     /// Routine events a front end shows only when asked for detail.
     public var isRoutine: Bool {
         switch self {
-        case .slowConnectionReplaced, .checksumNotWholeFile: true
+        case .slowConnectionReplaced, .checksumNotWholeFile, .metalinkEntryIgnored: true
         default: false
         }
     }
@@ -105,6 +114,12 @@ public enum DownloadWarning: Sendable, Equatable {
             "\(isMain ? "main URL" : "mirror") \(url) dropped: \(reason)"
         case .contentDigestMismatch(let url, let range):
             "\(url): the bytes it sent for \(range.httpRangeSpec) do not match their Content-Digest; they were discarded and the range is fetched again"
+        case .describedByMetalinkUnused(let url, let why):
+            "the metalink \(url) the server links to is not used: \(why)"
+        case .metalinkEntryIgnored(let note):
+            "metalink: \(note)"
+        case .pieceMismatch(let url, let piece, let range):
+            "\(url): piece \(piece) (bytes \(range.httpRangeSpec)) does not match the metalink's piece digest; it is fetched again"
         case .certificatesUnchecked:
             "TLS certificates are not checked: anyone on the network path can read or change what is downloaded"
         case .checksumNotWholeFile(let url, let header, let parts):
@@ -138,6 +153,9 @@ public enum DownloadWarning: Sendable, Equatable {
         case .checksumNotWholeFile: "checksum_not_whole_file"
         case .contentDigestMismatch: "content_digest_mismatch"
         case .batchJournalUnused: "batch_journal_unused"
+        case .pieceMismatch: "piece_mismatch"
+        case .metalinkEntryIgnored: "metalink_entry_ignored"
+        case .describedByMetalinkUnused: "described_by_metalink_unused"
         }
     }
 }

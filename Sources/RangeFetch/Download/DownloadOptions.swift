@@ -95,6 +95,13 @@ public struct DownloadOptions: Sendable {
     public var existingFile: ExistingFilePolicy = .refuse
     /// Digests the file must match before it is moved into place.
     public var checksums: [DigestValue] = []
+    /// The size the file must have (a metalink's `<size>`): a main URL of another size fails
+    /// the download as a checksum mismatch, before any byte is fetched.
+    public var expectedSize: Int64?
+    /// Digests of the file's consecutive pieces (a metalink's `<pieces>`): once every byte has
+    /// landed each piece is checked, and one that does not match is fetched again (only it),
+    /// its mirror dropped. Checked on files fetched as ranges of a known size.
+    public var pieceDigests: Metalink.Pieces?
     /// Verify digests the server advertises (`Repr-Digest`, `Digest`, `Content-MD5`, S3's
     /// whole-object `x-amz-checksum-*`).
     public var verifyAdvertisedDigests = true

@@ -18,6 +18,7 @@ final class DownloadSession {
     private let cancellation: CancellationFlag
     private let emit: @Sendable (DownloadEvent) -> Void
     private let startedAt = MonotonicTime.now()
+    private let loop: CurlLoop
     private let sharing: BatchSharing?
     private let source: SourceResolver
     private let mirrors: MirrorAgreement
@@ -53,6 +54,7 @@ final class DownloadSession {
         self.options = options
         self.cancellation = cancellation
         self.sharing = sharing
+        self.loop = loop
         // Warnings name URLs only redacted (``DownloadWarning/message``).
         self.emit = emit
         source = SourceResolver(url: url, options: options, cancellation: cancellation, loop: loop, sharing: sharing, emit: emit)
@@ -89,11 +91,56 @@ final class DownloadSession {
     }
 
 
-    /// Probes the URL to request (``SourceResolver/probe()``).
-    private func probe() throws(DownloadError) -> RemoteFile { try source.probe() }
+    /// Probes the URL to request (``SourceResolver/probe()``), and reads the metalink its
+    /// `Link: rel=describedby` header names, if any (``describe(_:by:)``).
+    private func probe() throws(DownloadError) -> RemoteFile {
+        var remote = try source.probe()
+        describedPieces = nil
+        if options.verifyAdvertisedDigests, options.pieceDigests == nil, let link = remote.describedBy {
+            try describe(&remote, by: link)
+        }
+        return remote
+    }
+
+    /// The piece digests of the metalink the server linked to (``describe(_:by:)``).
+    private var describedPieces: Metalink.Pieces?
+
+    /// Metalink/HTTP (RFC 6249): the metalink at `link` describes `remote`. Its URLs become
+    /// duplicates (mirrors, under the usual agreement), its whole-file digests advertised digests
+    /// (checked like a server's `Repr-Digest`), its pieces checked as a metalink's. One that
+    /// cannot be fetched or read, or describes a file of another size, is warned about and not used.
+    private func describe(_ remote: inout RemoteFile, by link: String) throws(DownloadError) {
+        let shown = Redaction.url(link)
+        let metalink: Metalink
+        do {
+            let answer = try SmallGet(request: options.request, cancellation: cancellation, loop: loop).fetch(link)
+            guard answer.status == 200 else {
+                emit(.warning(.describedByMetalinkUnused(url: shown, why: "the server answered \(answer.status)")))
+                return
+            }
+            metalink = try Metalink.parse(answer.body, origin: shown)
+        } catch where error.code == .cancelled {
+            throw error
+        } catch {
+            emit(.warning(.describedByMetalinkUnused(url: shown, why: error.message)))
+            return
+        }
+        if let size = metalink.size, let probed = remote.size, size != probed {
+            emit(.warning(.describedByMetalinkUnused(url: shown, why: "it describes \(size) bytes, the URL serves \(probed)")))
+            return
+        }
+        remote.duplicates += metalink.locations.map(\.url).filter { $0 != url && !remote.duplicates.contains($0) }
+        for digest in metalink.digests where !remote.advertisedDigests.contains(where: { $0.algorithm == digest.algorithm }) {
+            remote.advertisedDigests.append(AdvertisedDigest(algorithm: digest.algorithm, hex: digest.hex, header: "metalink (Link: rel=describedby)"))
+        }
+        describedPieces = metalink.pieces
+    }
 
     private func download(_ remote: RemoteFile) throws(DownloadError) -> DownloadSummary {
         emit(.probed(remote))
+        if let expected = options.expectedSize, let size = remote.size, size != expected {
+            throw DownloadError(.checksumMismatch, "\(Redaction.url(url)) serves \(size) bytes, not the \(expected) bytes expected (the metalink's <size>); nothing was downloaded", url: url)
+        }
         if let warning = remote.decodingWarning { emit(.warning(warning)) }
         if options.verifyAdvertisedDigests {
             let streaming = options.destination == .standardOutput
@@ -160,7 +207,7 @@ final class DownloadSession {
                                            planner: planner, adoptedPrefix: adoptedPrefix)
             do {
                 return try files.run(remote: remote, size: size, segments: segments, mode: .ranged, file: file,
-                                     store: store, paths: paths, expected: expected)
+                                     store: store, paths: paths, expected: expected, pieces: options.pieceDigests ?? describedPieces)
             } catch where error.code == .rangesNotHonoured {
                 emit(.warning(.rangesAbandoned(reason: error.message)))
             }
@@ -169,7 +216,7 @@ final class DownloadSession {
         try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.truncate(to: 0) }
         let whole = SegmentState(range: ByteRange(0, remote.size ?? Int64.max))
         return try files.run(remote: remote, size: remote.size, segments: [whole], mode: .singleStream, file: file,
-                             store: nil, paths: paths, expected: expected)
+                             store: nil, paths: paths, expected: expected, pieces: nil)
     }
 
     /// The segments to fetch (``ResumeDecision/partialFile(_:)``): the partial file is truncated

@@ -25,9 +25,10 @@ struct FileDownload {
     /// - Parameters:
     ///   - size: the file's size, `nil` when the server did not say (one stream, to its end).
     ///   - store: the journal, `nil` when this download keeps none (one stream).
+    ///   - pieces: piece digests to check after each run (a metalink's), bad pieces fetched again.
     func run(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
              file: PartialFile, store: JournalStore?, paths: OutputPaths,
-             expected: [(DigestValue, String)]) throws(DownloadError) -> DownloadSummary {
+             expected: [(DigestValue, String)], pieces pieceDigests: Metalink.Pieces?) throws(DownloadError) -> DownloadSummary {
         let resumed = segments.writtenBytes
         if let size {
             try checkFreeSpace(paths: paths, file: file, size: size)
@@ -50,11 +51,24 @@ struct FileDownload {
                                         checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
         // Set when a mirror's ranges were fetched again after the hasher may have read them.
         var rewritten = false
+        var pieces = PieceRounds(digests: mode == .ranged ? pieceDigests : nil)
+        var badPieces: DownloadError?
         while true {
             do {
                 try engine.run()
-                guard let refetch = try mirrors.rangesToRefetch(mirrorExtents: engine.mirrorExtents, remote: remote, size: size,
-                                                                file: file, expected: expected) else { break }
+                var next = try mirrors.rangesToRefetch(mirrorExtents: engine.mirrorExtents, remote: remote, size: size,
+                                                       file: file, expected: expected)
+                if next == nil, let size {
+                    next = try pieces.refetch(file: file, size: size, mirrorExtents: engine.mirrorExtents, mainURL: url,
+                                              mirrors: mirrors, cancellation: cancellation, emit: emit)
+                    if let next, pieces.exhausted {
+                        // The journal must not claim the pieces that never came right.
+                        try DownloadError.withSystemCalls { () throws(SystemCallError) in try checkpointer?.finish(next) }
+                        badPieces = pieces.failure(path: paths.final)
+                        break
+                    }
+                }
+                guard let refetch = next else { break }
                 rewritten = true
                 // The journal must not claim the dropped mirror's ranges from here on.
                 try DownloadError.withSystemCalls { () throws(SystemCallError) in try checkpointer?.finish(refetch) }
@@ -85,6 +99,7 @@ struct FileDownload {
 
         // No checkpoint may land after this point: the journal is removed once the file is whole.
         checkpointer?.stop()
+        if let badPieces { throw badPieces }
         let lastByteAt = MonotonicTime.now()
         let finalSize = size ?? engine.segmentStates.writtenBytes
         try DownloadError.withSystemCalls { () throws(SystemCallError) in

@@ -29,6 +29,11 @@ final class MirrorAgreement {
     /// Mirror bytes an interrupted run recorded as not yet spot-checked (from the journal).
     var resumedUnchecked: [String: [ByteRange]] = [:]
 
+    /// Uses `mirror` no more in this download (it sent bytes proven wrong).
+    func distrust(_ mirror: String) {
+        distrusted.insert(mirror)
+    }
+
     /// Mirror bytes not spot-checked yet: the resumed ones and `engine`'s.
     func uncheckedMirrorBytes(_ engine: [String: [ByteRange]]) -> [String: [ByteRange]] {
         resumedUnchecked.merging(engine) { $0 + $1 }
@@ -66,7 +71,9 @@ final class MirrorAgreement {
     /// (random ones and the last block) before any byte of it is trusted. Each one left out is
     /// named in a warning, with why.
     func agreeing(with primary: RemoteFile) -> [RemoteFile] {
-        guard !options.mirrors.isEmpty, let size = primary.size, primary.isSegmentable else {
+        // The mirrors given, then those the main URL's Link headers name (rel=duplicate).
+        let candidates = options.mirrors + primary.duplicates.filter { !options.mirrors.contains($0) && $0 != url }
+        guard !candidates.isEmpty, let size = primary.size, primary.isSegmentable else {
             if !options.mirrors.isEmpty { emit(.warning(.mirrorsUnusedWithoutRanges(url: Redaction.url(url)))) }
             return []
         }
@@ -83,7 +90,7 @@ final class MirrorAgreement {
         }
         let prober = Prober(request: options.request, cancellation: cancellation, loop: loop)
         var agreed: [RemoteFile] = []
-        for mirror in options.mirrors where !distrusted.contains(mirror) {
+        for mirror in candidates where !distrusted.contains(mirror) {
             let name = Redaction.url(mirror)
             do {
                 let remote = try prober.probe(mirror)

@@ -81,7 +81,9 @@ struct Prober {
             suggestedName: name,
             advertisedDigests: AdvertisedDigestParser.parse(response),
             contentEncoding: response.contentEncoding,
-            compositeChecksums: composite.isEmpty ? nil : composite
+            compositeChecksums: composite.isEmpty ? nil : composite,
+            duplicates: LinkHeader.duplicates(response["link"], of: url),
+            describedBy: LinkHeader.metalinkDescription(response["link"])
         )
     }
 

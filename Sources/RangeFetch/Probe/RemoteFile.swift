@@ -27,6 +27,12 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     /// object's composite checksums (checksums of its parts' checksums). Verified part by part
     /// where the parts' sizes are known (``CompositeChecksum/partSizes``).
     public var compositeChecksums: [CompositeChecksum]? = nil
+    /// Other URLs of the same file its `Link: <URL>; rel=duplicate` headers name (Metalink/HTTP,
+    /// RFC 6249): tried as mirrors, under the same agreement rules as those given.
+    public var duplicates: [String] = []
+    /// The metalink its `Link: <URL>; rel=describedby; type="application/metalink4+xml"` header
+    /// names (RFC 6249), if any.
+    public var describedBy: String? = nil
 
     /// Notes owed to the user for composite checksums that cannot be checked: the parts' sizes
     /// are unknown, or (`streaming`) the file is not kept to be read again.

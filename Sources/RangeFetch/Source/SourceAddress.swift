@@ -11,6 +11,8 @@
 /// | `s3://`, `s3:///key` | | `invalidURL`: no bucket |
 /// | `ftp://h/x`, `file:///x` | | `unsupportedScheme` |
 /// | `h/x`, `http://` | | `invalidURL`: not a URL, malformed |
+///
+/// A local `FILE.meta4` is no address: ``isMetalinkFile(_:)`` tells it apart first.
 public struct SourceAddress: Sendable, Equatable {
     /// What the address names.
     public enum Kind: Sendable, Equatable {
@@ -85,6 +87,14 @@ public struct SourceAddress: Sendable, Equatable {
     /// `scheme://host:port` of an HTTP(S) address (what a per-host limit counts); `nil` for S3,
     /// whose origin is its endpoint's.
     public var origin: String? { http?.origin }
+
+    /// Whether `text` names a local metalink file (``Metalink``) rather than a URL: no
+    /// `scheme://`, and a name ending in `.meta4` or `.metalink` (any case).
+    public static func isMetalinkFile(_ text: String) -> Bool {
+        guard !text.contains("://") else { return false }
+        let lowered = text.lowercased()
+        return lowered.hasSuffix(".meta4") || lowered.hasSuffix(".metalink")
+    }
 
     // MARK: Parsing
 

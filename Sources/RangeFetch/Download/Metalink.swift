@@ -1,0 +1,150 @@
+/// A Metalink 4 document (RFC 5854, `.meta4`): one file's name, size, whole-file digests, piece
+/// digests and the URLs that serve it. A pure value, read by ``parse(_:origin:)``.
+///
+/// Everything in it is untrusted: the name is made a plain file name (``FileName/usable(_:from:)``
+/// as a server's name: its last path component only, so `../../etc/x` is saved as `x` in the
+/// output directory, never outside it); only `http://` and `https://` URLs are kept (others are
+/// listed in ``ignored``); a document over ``maximumBytes`` or with a DTD (entities, external
+/// files) is refused before anything in it is used.
+public struct Metalink: Sendable, Equatable {
+    /// One `<url>` of the file.
+    public struct Location: Sendable, Equatable {
+        /// The URL, `http://` or `https://`.
+        public var url: String
+        /// Its `priority` (1 is the most preferred; absent: ``Metalink/lowestPriority``).
+        public var priority: Int
+        /// Its `location` (ISO 3166-1 country code), if given.
+        public var country: String?
+    }
+
+    /// The digests of the file's consecutive pieces (`<pieces length type>`).
+    public struct Pieces: Sendable, Equatable {
+        /// Bytes in every piece but the last.
+        public var length: Int64
+        /// The digest of each piece, in file order.
+        public var digests: [DigestValue]
+
+        /// The file bytes piece `index` covers in a file of `size` bytes.
+        public func range(_ index: Int, size: Int64) -> ByteRange {
+            let start = min(size, Int64(index) * length)
+            return ByteRange(start, min(size, start + length))
+        }
+    }
+
+    /// The file's name, made safe (see the type's notes).
+    public var name: String
+    /// `<size>`, if given.
+    public var size: Int64?
+    /// The whole-file `<hash>`es in algorithms we compute (sha-256, sha-512, sha-1, md5).
+    public var digests: [DigestValue]
+    /// `<pieces>`, if given in an algorithm we compute.
+    public var pieces: Pieces?
+    /// The usable URLs, most preferred first (by priority, then document order).
+    public var locations: [Location]
+    /// What was left out and why, one routine note each (a `file:` or `ftp:` URL, an unknown
+    /// hash type).
+    public var ignored: [String]
+
+    /// The largest document read (a metalink for one file is a few KiB; piece digests of a
+    /// 100 GiB file in 1 MiB pieces are about 10 MiB).
+    public static let maximumBytes = 16 << 20
+    /// The priority of a `<url>` that gives none (RFC 5854 allows 1 to 999999).
+    public static let lowestPriority = 999_999
+
+    /// Reads the metalink in `bytes`; `origin` (its path) names it in errors.
+    /// - Throws: `invalidOption` for a document that is too large, not well-formed XML, has a
+    ///   DTD, is not a Metalink 4 document, describes no file or several, has no HTTP(S) URL, or
+    ///   carries a size, digest or piece list that does not add up; `missingLibrary` when
+    ///   libxml2 cannot be loaded.
+    public static func parse(_ bytes: [UInt8], origin: String) throws(DownloadError) -> Metalink {
+        func failure(_ why: String) -> DownloadError {
+            DownloadError(.invalidOption, "metalink \(origin): \(why)")
+        }
+        guard bytes.count <= maximumBytes else {
+            throw failure("larger than \(maximumBytes >> 20) MiB, which no metalink for one file needs")
+        }
+        let root: XMLTree.Element
+        do {
+            root = try XMLTree.parse(bytes, refusingDocumentType: true)
+        } catch .noParser {
+            throw DownloadError(.missingLibrary, "metalink \(origin): reading it needs libxml2 (libxml2.so.2, Debian package libxml2), which could not be loaded")
+        } catch .documentType {
+            throw failure("it declares a document type (<!DOCTYPE>), which a metalink never needs; refused so that none of its entities is expanded")
+        } catch {
+            throw failure("not well-formed XML")
+        }
+        guard root.name == "metalink" else { throw failure("not a Metalink 4 document (its root is <\(root.name)>, not <metalink>)") }
+        if root["files"] != nil {
+            throw failure("a Metalink 3 document (<files>); only Metalink 4 (RFC 5854, usually .meta4) is read")
+        }
+        let files = root.all("file")
+        guard let file = files.first else { throw failure("it describes no <file>") }
+        guard files.count == 1 else { throw failure("it describes \(files.count) files; only one <file> per metalink is supported") }
+        guard let name = FileName.usable(file.attributes["name"] ?? "", from: .server) else {
+            throw failure("its <file> has no usable name")
+        }
+        var ignored: [String] = []
+        var size: Int64?
+        if let text = file["size"]?.text {
+            guard let value = Int64(text.trimmingASCIIWhitespace()), value >= 0 else { throw failure("<size> '\(text)' is not a byte count") }
+            size = value
+        }
+        var digests: [DigestValue] = []
+        for hash in file.all("hash") {
+            let type = hash.attributes["type"] ?? ""
+            guard let algorithm = DigestAlgorithm(name: type), algorithm.isCryptographic else {
+                ignored.append("<hash type=\"\(type)\"> ignored: not an algorithm rangefetch computes")
+                continue
+            }
+            guard let value = DigestValue(algorithm: algorithm, hex: String(hash.text.trimmingASCIIWhitespace())) else {
+                throw failure("<hash type=\"\(type)\"> is not \(algorithm.byteCount * 2) hex digits")
+            }
+            digests.append(value)
+        }
+        let pieces = try Self.pieces(file["pieces"], size: size, ignored: &ignored, failure: failure)
+        var locations: [Location] = []
+        for element in file.all("url") {
+            let url = String(element.text.trimmingASCIIWhitespace())
+            guard (try? SourceAddress.http(url)) != nil else {
+                ignored.append("<url> \(Redaction.url(url)) ignored: only http:// and https:// URLs are used")
+                continue
+            }
+            var priority = lowestPriority
+            if let text = element.attributes["priority"] {
+                guard let value = Int(text.trimmingASCIIWhitespace()), value >= 1 else { throw failure("<url priority=\"\(text)\"> is not a number from 1") }
+                priority = min(value, lowestPriority)
+            }
+            locations.append(Location(url: url, priority: priority, country: element.attributes["location"]))
+        }
+        guard !locations.isEmpty else { throw failure("it lists no http:// or https:// <url> for \(name)") }
+        // Stable: equal priorities keep the document's order.
+        locations = locations.enumerated().sorted { ($0.element.priority, $0.offset) < ($1.element.priority, $1.offset) }.map(\.element)
+        return Metalink(name: name, size: size, digests: digests, pieces: pieces, locations: locations, ignored: ignored)
+    }
+
+    private static func pieces(_ element: XMLTree.Element?, size: Int64?, ignored: inout [String],
+                               failure: (String) -> DownloadError) throws(DownloadError) -> Pieces? {
+        guard let element else { return nil }
+        let type = element.attributes["type"] ?? ""
+        guard let algorithm = DigestAlgorithm(name: type), algorithm.isCryptographic else {
+            ignored.append("<pieces type=\"\(type)\"> ignored: not an algorithm rangefetch computes")
+            return nil
+        }
+        guard let text = element.attributes["length"], let length = Int64(text), length > 0 else {
+            throw failure("<pieces> has no positive length")
+        }
+        var digests: [DigestValue] = []
+        for hash in element.all("hash") {
+            guard let value = DigestValue(algorithm: algorithm, hex: String(hash.text.trimmingASCIIWhitespace())) else {
+                throw failure("a <pieces> <hash> is not \(algorithm.byteCount * 2) hex digits")
+            }
+            digests.append(value)
+        }
+        guard let size else { throw failure("<pieces> without a <size> cannot be checked") }
+        let expected = size == 0 ? 0 : (size - 1) / length + 1
+        guard Int64(digests.count) == expected else {
+            throw failure("<pieces> has \(digests.count) hashes; \(size) bytes in pieces of \(length) need \(expected)")
+        }
+        return Pieces(length: length, digests: digests)
+    }
+}

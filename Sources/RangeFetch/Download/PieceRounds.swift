@@ -1,0 +1,53 @@
+/// A download's rounds of piece checks (``DownloadOptions/pieceDigests``): after each run every
+/// piece not yet proven is checked, the sources of a bad one are named (a mirror is dropped for
+/// the rest of the download), and only the bad pieces are fetched again, at most
+/// ``maximumRounds`` times.
+struct PieceRounds {
+    /// The piece digests; `nil`: nothing to check.
+    let digests: Metalink.Pieces?
+    /// The pieces still to check (all of them before the first run).
+    private var unproven: [Int]?
+    /// Refetch rounds taken so far.
+    private(set) var rounds = 0
+    /// The pieces that failed the last check.
+    private(set) var lastBad: [(index: Int, range: ByteRange)] = []
+
+    /// Rounds of refetching bad pieces before the download fails.
+    static let maximumRounds = 3
+
+    init(digests: Metalink.Pieces?) {
+        self.digests = digests
+    }
+
+    /// Whether the last check found bad pieces after ``maximumRounds`` refetches.
+    var exhausted: Bool { rounds > Self.maximumRounds }
+
+    /// Checks the unproven pieces of `file`; returns the plan that fetches the bad ones again,
+    /// or `nil` when every piece matches. Each bad piece is warned about, naming the mirrors that
+    /// sent bytes of it (dropped from `mirrors` for the rest of the download) or the main URL.
+    mutating func refetch(file: PartialFile, size: Int64, mirrorExtents: [String: [ByteRange]], mainURL: String,
+                          mirrors: MirrorAgreement, cancellation: CancellationFlag,
+                          emit: (DownloadEvent) -> Void) throws(DownloadError) -> [SegmentState]? {
+        guard let digests else { return nil }
+        let indices = unproven ?? Array(digests.digests.indices)
+        let bad = try PieceCheck.badPieces(digests, indices: indices, file: file, size: size, cancellation: cancellation)
+        unproven = bad
+        lastBad = bad.map { ($0, digests.range($0, size: size)) }
+        guard !bad.isEmpty else { return nil }
+        rounds += 1
+        for (index, range) in lastBad {
+            let blamed = PieceCheck.blame(range, mirrorExtents: mirrorExtents)
+            for source in blamed.isEmpty ? [mainURL] : blamed {
+                emit(.warning(.pieceMismatch(url: Redaction.url(source), piece: index, range: range)))
+            }
+            blamed.forEach(mirrors.distrust)
+        }
+        return SegmentState.reopening(size: size, extents: lastBad.map(\.range))
+    }
+
+    /// The error once the rounds are spent: which pieces never matched.
+    func failure(path: String) -> DownloadError {
+        let shown = lastBad.prefix(5).map { "\($0.index) (bytes \($0.range.httpRangeSpec))" }.joined(separator: ", ")
+        return DownloadError(.checksumMismatch, "\(path): \(lastBad.count) piece(s) still do not match the metalink's piece digests after \(Self.maximumRounds) refetches: \(shown)\(lastBad.count > 5 ? ", ..." : "")")
+    }
+}
