@@ -138,6 +138,11 @@ struct MetalinkRepair {
         let loop = try CurlLoop()
         var sourceOptions = options
         sourceOptions.mirrors = []
+        // One connection per bad range, never cut for another: the bytes of a cut range already
+        // in flight would be sent twice, and a repair is about fetching as little as possible.
+        sourceOptions.minimumSplitBytes = 1 << 50
+        let rangeCount = SegmentState.reopening(size: size, extents: bad.map { pieces.range($0, size: size) }).count
+        sourceOptions.connections = .fixed(max(1, min(rangeCount, 16)))
         let prepared = try SourceResolver.prepare(url: url, options: sourceOptions)
         let resolver = SourceResolver(url: prepared.url, options: prepared.options, cancellation: cancellation, loop: loop,
                                       sharing: nil, emit: emit)
