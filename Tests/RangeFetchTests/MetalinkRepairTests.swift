@@ -138,6 +138,87 @@ final class MetalinkRepairTests {
         #expect(try server.stats().requests == 0)
     }
 
+    /// A source that serves another size, then one that does not serve ranges: neither is used
+    /// and each is named; with no other source the bad piece stays as it was (exit 5).
+    @Test func sourcesOfTheWrongSizeOrWithoutRangesAreNotUsed() throws {
+        let reference = try Self.reference(size: Self.size)
+        let server = try FaultServer()
+        defer { server.stop() }
+        let wrongSize = server.dataURL(size: Self.size + 1, name: "f.bin")
+        let noRanges = server.dataURL(size: Self.size, name: "f.bin", "norange=1")
+        let meta = try metalink(reference, size: Self.size, urls: [wrongSize, noRanges])
+        let (path, corrupted) = try corruptedCopy(reference.bytes, pieces: [3], as: "f.bin")
+        let result = try runCLI(["verify", path, "--metalink", meta, "--repair"])
+        #expect(result.status == 5, "\(result.stderr)")
+        #expect(result.stderr.contains("\(wrongSize) serves \(Self.size + 1) bytes, not the \(Self.size) bytes the metalink describes")
+                && result.stderr.contains("\(noRanges) does not serve byte ranges") && result.stderr.contains("3 (bytes 3145728-4194303)"),
+                "\(result.stderr)")
+        let unchanged = try contents(path) == corrupted
+        #expect(unchanged)
+        #expect(try server.stats().log.allSatisfy { $0.method == "HEAD" || $0.range == nil })
+    }
+
+    /// Every piece matches but the whole-file hash does not (a wrong metalink): exit 5 naming
+    /// the hash, nothing fetched.
+    @Test func aWholeFileHashMismatchIsReported() throws {
+        var reference = try Self.reference(size: Self.size)
+        reference.whole = String(repeating: "0", count: 64)
+        let server = try FaultServer()
+        defer { server.stop() }
+        let meta = try metalink(reference, size: Self.size, urls: [server.dataURL(size: Self.size, name: "f.bin")])
+        let path = out.file("f.bin")
+        try reference.bytes.write(to: URL(fileURLWithPath: path))
+        let result = try runCLI(["verify", path, "--metalink", meta, "--repair"])
+        #expect(result.status == 5, "\(result.stderr)")
+        #expect(result.stderr.contains("sha256 mismatch (the metalink's <hash>)"), "\(result.stderr)")
+        #expect(try server.stats().requests == 0)
+    }
+
+    /// A file another process holds the lock of (as a running rangefetch holds its .part's), or
+    /// whose .part a running download holds, is not repaired.
+    @Test func aLockedFileIsNotRepaired() throws {
+        let reference = try Self.reference(size: Self.size)
+        let server = try FaultServer()
+        defer { server.stop() }
+        let meta = try metalink(reference, size: Self.size, urls: [server.dataURL(size: Self.size, name: "f.bin")])
+        let (path, corrupted) = try corruptedCopy(reference.bytes, pieces: [1], as: "f.bin")
+        for locked in [path, path + ".part"] {
+            if locked.hasSuffix(".part") { try Data([1]).write(to: URL(fileURLWithPath: locked)) }
+            // Held by this process, as a running download holds its lock: the CLI is another process.
+            let holder = open(locked, O_RDONLY | O_CLOEXEC)
+            #expect(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0)
+            defer { close(holder) }
+            let result = try runCLI(["verify", path, "--metalink", meta, "--repair"])
+            #expect(result.status == 4, "\(result.stderr)")
+            #expect(result.stderr.contains("another rangefetch process") && result.stderr.contains("not repaired"), "\(result.stderr)")
+            let unchanged = try contents(path) == corrupted
+            #expect(unchanged)
+        }
+        #expect(try server.stats().requests == 0)
+    }
+
+    /// A symbolic link to another user's file is followed to check it, but never written
+    /// through: the repair is refused and the file is unchanged.
+    @Test(.enabled(if: geteuid() == 0, "needs root to give a file to another user"))
+    func aLinkToAnotherUsersFileIsNotWrittenThrough() throws {
+        let reference = try Self.reference(size: Self.size)
+        let server = try FaultServer()
+        defer { server.stop() }
+        let meta = try metalink(reference, size: Self.size, urls: [server.dataURL(size: Self.size, name: "f.bin")])
+        let (path, corrupted) = try corruptedCopy(reference.bytes, pieces: [4], as: "theirs.bin")
+        #expect(chown(path, 65534, 65534) == 0)
+        let link = out.file("f.bin")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        let checked = try runCLI(["verify", link, "--metalink", meta])
+        #expect(checked.status == 5 && checked.stderr.contains("1 of 16 pieces do not match"), "\(checked.stderr)")
+        let result = try runCLI(["verify", link, "--metalink", meta, "--repair"])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("is a symbolic link to a file owned by uid 65534"), "\(result.stderr)")
+        let unchanged = try contents(path) == corrupted
+        #expect(unchanged)
+        #expect(try server.stats().requests == 0)
+    }
+
     /// `--repair` without `--metalink` is a usage error.
     @Test func repairWithoutAMetalinkIsAUsageError() throws {
         let path = try out.randomFile("r.bin", size: 1000)
