@@ -39,7 +39,10 @@ struct Verify: AsyncParsableCommand {
     @Flag(name: .customLong("repair"), help: "With --metalink: fetch again only the pieces that do not match, from the metalink's URLs, and write them into the file.")
     var repair = false
 
+    @OptionGroup(title: "Network options (for --repair)") var network: NetworkOptions
+
     func validate() throws {
+        try network.check()
         if repair && metalink == nil {
             throw ValidationError("--repair needs --metalink F.meta4 (the piece hashes and URLs to repair from)")
         }
@@ -62,8 +65,23 @@ struct Verify: AsyncParsableCommand {
             if let metalink {
                 let description = try Metalink.load(path: metalink)
                 let reporter = Reporter(json: false, quiet: false)
-                let result = try await Downloader().verify(fileAt: file, metalink: description, repair: repair) { event in
-                    if case .warning = event { reporter.handle(event) }
+                var options = DownloadOptions()
+                try network.apply(to: &options)
+                if repair && network.insecure { reporter.handle(.warning(.certificatesUnchecked)) }
+                let task = Task { [file, repair, options] () async throws(DownloadError) -> MetalinkVerification in
+                    try await Downloader(options: options).verify(fileAt: file, metalink: description, repair: repair) { event in
+                        if case .warning = event { reporter.handle(event) }
+                    }
+                }
+                let interrupts = Interrupts { task.cancel() }
+                defer { interrupts.cancel() }
+                let result: MetalinkVerification
+                do {
+                    result = try await task.value
+                } catch let error as DownloadError {
+                    throw error
+                } catch {
+                    throw DownloadError(usageMessage: "\(error)")
                 }
                 if !result.repairedPieces.isEmpty {
                     print("\(file): repaired \(result.repairedPieces.count) piece(s) (\(result.repairedPieces.map(String.init).joined(separator: ", "))), \(result.fetchedBytes) bytes fetched")

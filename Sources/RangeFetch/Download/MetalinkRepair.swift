@@ -68,10 +68,10 @@ struct MetalinkRepair {
         defer { file.close() }
         if repair {
             guard try DownloadError.withSystemCalls({ () throws(SystemCallError) in try file.tryLock() }) else {
-                throw DownloadError(.busy, "\(path) is in use by another rangefetch process; it was not repaired", remedy: .waitOrChooseOtherOutput)
+                throw DownloadError(.busy, "\(path) is in use by another rangefetch process; it was not repaired (run the repair again once that process is done)")
             }
             if PartialFile.isLockedByAnother(path + ".part") {
-                throw DownloadError(.busy, "\(path).part is being downloaded by another rangefetch process, which will replace \(path); it was not repaired", remedy: .waitOrChooseOtherOutput)
+                throw DownloadError(.busy, "\(path).part is being downloaded by another rangefetch process, which will replace \(path); it was not repaired (check it again once that download is done)")
             }
         }
         let fileSize = try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.size() }
@@ -81,44 +81,13 @@ struct MetalinkRepair {
         var repaired: [Int] = []
         var fetched: Int64 = 0
         if let pieces = metalink.pieces {
-            let all = Array(pieces.digests.indices)
-            var bad = try PieceCheck.badPieces(pieces, indices: all, file: file, size: fileSize, cancellation: cancellation)
+            let bad = try PieceCheck.badPieces(pieces, indices: Array(pieces.digests.indices), file: file, size: fileSize,
+                                               cancellation: cancellation)
             if !bad.isEmpty && !repair {
-                throw MetalinkFileCheck.badPiecesFailure(path: path, bad: bad.map { ($0, pieces.range($0, size: fileSize)) },
-                                                         of: all.count, after: "")
+                throw failure(bad, of: pieces, size: fileSize, after: "")
             }
             if !bad.isEmpty {
-                let firstBad = bad
-                var sourceProblems: [String] = []
-                for (number, location) in metalink.locations.enumerated() where !bad.isEmpty {
-                    do {
-                        let (stillBad, bytes) = try fetch(bad, of: pieces, size: fileSize, from: location.url, into: file)
-                        fetched += bytes
-                        if !stillBad.isEmpty && number + 1 < metalink.locations.count {
-                            for index in stillBad {
-                                emit(.warning(.pieceMismatch(url: Redaction.url(location.url), piece: index, range: pieces.range(index, size: fileSize))))
-                            }
-                        }
-                        if !stillBad.isEmpty { sourceProblems.append("\(Redaction.url(location.url)) sent bytes that do not match") }
-                        bad = stillBad
-                    } catch where error.code == .cancelled {
-                        throw DownloadError(.cancelled, "interrupted while repairing \(path); the pieces repaired so far are in place, the others as they were")
-                    } catch {
-                        sourceProblems.append(error.message)
-                    }
-                }
-                repaired = firstBad.filter { !bad.contains($0) }
-                if !bad.isEmpty {
-                    let failure = MetalinkFileCheck.badPiecesFailure(path: path, bad: bad.map { ($0, pieces.range($0, size: fileSize)) },
-                                                                     of: all.count, after: " after trying each of its \(metalink.locations.count) URL(s)")
-                    throw failure.with(message: "\(failure.message) (\(sourceProblems.joined(separator: "; "))); \(repaired.count) other piece(s) were repaired, the rest of the file is unchanged")
-                }
-                // Checked again from the file itself: what was written is what is there.
-                let after = try PieceCheck.badPieces(pieces, indices: all, file: file, size: fileSize, cancellation: cancellation)
-                guard after.isEmpty else {
-                    throw MetalinkFileCheck.badPiecesFailure(path: path, bad: after.map { ($0, pieces.range($0, size: fileSize)) },
-                                                             of: all.count, after: " after the repair (did something else change the file?)")
-                }
+                (repaired, fetched) = try self.repair(bad, of: pieces, size: fileSize, in: file)
             }
         }
         var verified: [DigestValue] = []
@@ -129,6 +98,55 @@ struct MetalinkRepair {
         }
         return MetalinkVerification(pieceCount: metalink.pieces?.digests.count ?? 0, repairedPieces: repaired,
                                     fetchedBytes: fetched, verified: verified)
+    }
+
+    /// Fetches the `bad` pieces from each source in turn until they all match, writing each
+    /// into `file` as it comes right; then checks every piece of `file` again. Returns the
+    /// pieces repaired and the bytes fetched.
+    /// - Throws: `checksumMismatch` naming the pieces no source sent right (and what went wrong
+    ///   with each source); `cancelled`.
+    private func repair(_ bad: [Int], of pieces: Metalink.Pieces, size: Int64,
+                        in file: PartialFile) throws(DownloadError) -> (repaired: [Int], fetched: Int64) {
+        var left = bad
+        var fetched: Int64 = 0
+        var sourceProblems: [String] = []
+        for (number, location) in metalink.locations.enumerated() where !left.isEmpty {
+            let shown = Redaction.url(location.url)
+            do {
+                let (stillBad, bytes) = try fetch(left, of: pieces, size: size, from: location.url, into: file)
+                fetched += bytes
+                if !stillBad.isEmpty {
+                    sourceProblems.append("\(shown) sent bytes that do not match")
+                    if number + 1 < metalink.locations.count {
+                        for index in stillBad {
+                            emit(.warning(.pieceMismatch(url: shown, piece: index, range: pieces.range(index, size: size))))
+                        }
+                    }
+                }
+                left = stillBad
+            } catch where error.code == .cancelled {
+                throw DownloadError(.cancelled, "interrupted while repairing \(path); the pieces repaired so far are in place, the others as they were")
+            } catch {
+                sourceProblems.append(error.message)
+            }
+        }
+        let repaired = bad.filter { !left.contains($0) }
+        if !left.isEmpty {
+            let error = failure(left, of: pieces, size: size, after: " after trying each of its \(metalink.locations.count) URL(s)")
+            throw error.with(message: "\(error.message) (\(sourceProblems.joined(separator: "; "))); \(repaired.count) other piece(s) were repaired, the rest of the file is unchanged")
+        }
+        // Checked again from the file itself: what was written is what is there.
+        let after = try PieceCheck.badPieces(pieces, indices: Array(pieces.digests.indices), file: file, size: size,
+                                             cancellation: cancellation)
+        guard after.isEmpty else {
+            throw failure(after, of: pieces, size: size, after: " after the repair (did something else change the file?)")
+        }
+        return (repaired, fetched)
+    }
+
+    private func failure(_ bad: [Int], of pieces: Metalink.Pieces, size: Int64, after what: String) -> DownloadError {
+        MetalinkFileCheck.badPiecesFailure(path: path, bad: bad.map { ($0, pieces.range($0, size: size)) },
+                                           of: pieces.digests.count, after: what)
     }
 
     /// Fetches the ranges of `bad` pieces from `url` alone into a spool, and writes each piece
@@ -154,8 +172,15 @@ struct MetalinkRepair {
         guard remote.isSegmentable else {
             throw DownloadError(.rangesNotHonoured, "\(Redaction.url(url)) does not serve byte ranges; nothing was fetched from it", url: url)
         }
-        let directory = FileSystem.directoryName(of: path)
-        let spool = try DownloadError.withSystemCalls { () throws(SystemCallError) in try PartialFile(anonymousIn: directory) }
+        // Beside the file (its file system has room for what it replaces), else in /tmp when
+        // its directory cannot be written to.
+        let spool = try DownloadError.withSystemCalls { () throws(SystemCallError) in
+            do {
+                return try PartialFile(anonymousIn: FileSystem.directoryName(of: path))
+            } catch {
+                return try PartialFile(anonymousIn: "/tmp")
+            }
+        }
         defer { spool.close() }
         let ranges = bad.map { pieces.range($0, size: size) }
         let segments = SegmentState.reopening(size: size, extents: ranges)
