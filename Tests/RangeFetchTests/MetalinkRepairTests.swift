@@ -65,6 +65,7 @@ final class MetalinkRepairTests {
         let stats = try server.stats()
         let log = stats.log.map { "\($0.method) \($0.range ?? "-") \($0.status) \($0.bytes)" }
         #expect(stats.body_bytes <= 3 * Int64(Self.piece) + 4096, "the server sent \(stats.body_bytes) bytes to repair 3 MiB: \(log)")
+        #expect(stats.log.filter { $0.status == 206 }.allSatisfy { $0.if_range != nil }, "a range was asked without If-Range: \(log)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["f.bin", "f.meta4"])
     }
 
@@ -217,6 +218,29 @@ final class MetalinkRepairTests {
         let unchanged = try contents(path) == corrupted
         #expect(unchanged)
         #expect(try server.stats().requests == 0)
+    }
+
+    /// Ctrl-C while the pieces trickle in: exit 130 at once, saying so; no piece that had not
+    /// arrived whole and matched was written, so the file is as it was.
+    @Test func anInterruptedRepairLeavesTheFileAsItWas() throws {
+        let reference = try Self.reference(size: Self.size)
+        let server = try FaultServer()
+        defer { server.stop() }
+        let meta = try metalink(reference, size: Self.size, urls: [server.dataURL(size: Self.size, name: "f.bin", "rate=100000")])
+        let (path, corrupted) = try corruptedCopy(reference.bytes, pieces: [1, 9], as: "f.bin")
+        let process = Process()
+        let (_, errors) = try TestProcess.launch(process, try TestProcess.rangefetchBinary, ["verify", path, "--metalink", meta, "--repair"], environment: [:])
+        Thread.sleep(forTimeInterval: 1.5)
+        let sent = Date()
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(Date().timeIntervalSince(sent) < 5)
+        let status = process.terminationStatus
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(status == 130, "\(stderr)")
+        #expect(stderr.contains("interrupted while repairing"), "\(stderr)")
+        let unchanged = try contents(path) == corrupted
+        #expect(unchanged)
     }
 
     /// `--repair` without `--metalink` is a usage error.
