@@ -199,7 +199,7 @@ final class MetalinkRepairTests {
     }
 
     /// A symbolic link to another user's file is followed to check it, but never written
-    /// through: the repair is refused and the file is unchanged.
+    /// through: the repair is refused and the file is unchanged; named itself, it is repaired.
     @Test(.enabled(if: geteuid() == 0, "needs root to give a file to another user"))
     func aLinkToAnotherUsersFileIsNotWrittenThrough() throws {
         let reference = try Self.reference(size: Self.size)
@@ -218,6 +218,11 @@ final class MetalinkRepairTests {
         let unchanged = try contents(path) == corrupted
         #expect(unchanged)
         #expect(try server.stats().requests == 0)
+        // Named itself (root may write another user's file it names), it is repaired.
+        let direct = try runCLI(["verify", path, "--metalink", meta, "--repair"])
+        #expect(direct.status == 0, "\(direct.stderr)")
+        let same = try contents(path) == reference.bytes
+        #expect(same)
     }
 
     /// Ctrl-C while the pieces trickle in: exit 130 at once, saying so; no piece that had not
@@ -241,6 +246,19 @@ final class MetalinkRepairTests {
         #expect(stderr.contains("interrupted while repairing"), "\(stderr)")
         let unchanged = try contents(path) == corrupted
         #expect(unchanged)
+    }
+
+    /// A FIFO under the name is not read or written (and does not hang the open): exit 4.
+    @Test func aFIFOIsNeitherCheckedNorRepaired() throws {
+        let meta = try metalink((Data(), String(repeating: "0", count: 64), [String(repeating: "0", count: 64)]), size: 100,
+                                urls: ["http://127.0.0.1:9/f.bin"])
+        let path = out.file("f.bin")
+        #expect(mkfifo(path, 0o600) == 0)
+        for repair in [false, true] {
+            let result = try runCLI(["verify", path, "--metalink", meta] + (repair ? ["--repair"] : []), timeoutSeconds: 20)
+            #expect(result.status == 4, "\(result.stderr)")
+            #expect(result.stderr.contains("\(path) is not a regular file"), "\(result.stderr)")
+        }
     }
 
     /// `--repair` without `--metalink` is a usage error.
