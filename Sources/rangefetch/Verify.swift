@@ -11,10 +11,17 @@ struct Verify: AsyncParsableCommand {
         discussion: """
         Exits 0 when every given digest matches, 5 on a mismatch, 4 when the file cannot be read.
 
+        With --metalink, the file's size, whole-file hashes and every piece hash in the .meta4 are \
+        checked; bad pieces are listed with their byte ranges (exit 5). --repair then fetches only \
+        those pieces' byte ranges from the metalink's URLs (each in turn), writes each into the \
+        file once its hash matches, and checks the whole file again: exit 0 only if it is exact. \
+        A file of another size is never repaired (download it again).
+
         Examples:
           rangefetch verify big.iso --checksum sha256=9f86d081…
           rangefetch verify big.iso --checksum-file SHA256SUMS
           rangefetch verify big.iso --print-digest sha256      # like sha256sum, but faster
+          rangefetch verify big.iso --metalink big.iso.meta4 --repair
         """
     )
 
@@ -26,9 +33,21 @@ struct Verify: AsyncParsableCommand {
     @Option(name: .customLong("print-digest"), help: ArgumentHelp("Print the file's digest in sha256sum format. Example: --print-digest md5", valueName: "algo"), transform: DigestAlgorithmArgument.parse)
     var printDigest: DigestAlgorithmArgument?
 
+    @Option(name: .customLong("metalink"), help: ArgumentHelp("Check the file's size, hashes and piece hashes against this Metalink 4 file. Example: --metalink big.iso.meta4", valueName: "file.meta4"))
+    var metalink: String?
+
+    @Flag(name: .customLong("repair"), help: "With --metalink: fetch again only the pieces that do not match, from the metalink's URLs, and write them into the file.")
+    var repair = false
+
+    @OptionGroup(title: "Network options (for --repair)") var network: NetworkOptions
+
     func validate() throws {
-        if checks.checksums.isEmpty && checks.checksumFile == nil && printDigest == nil {
-            throw ValidationError("give --checksum, --checksum-file or --print-digest")
+        try network.check()
+        if repair && metalink == nil {
+            throw ValidationError("--repair needs --metalink F.meta4 (the piece hashes and URLs to repair from)")
+        }
+        if checks.checksums.isEmpty && checks.checksumFile == nil && printDigest == nil && metalink == nil {
+            throw ValidationError("give --checksum, --checksum-file, --print-digest or --metalink")
         }
     }
 
@@ -43,6 +62,33 @@ struct Verify: AsyncParsableCommand {
     }
 
     private func check() async throws(DownloadError) {
+            if let metalink {
+                let description = try Metalink.load(path: metalink)
+                let reporter = Reporter(json: false, quiet: false)
+                var options = DownloadOptions()
+                try network.apply(to: &options)
+                if repair && network.insecure { reporter.handle(.warning(.certificatesUnchecked)) }
+                let task = Task { [file, repair, options] () async throws(DownloadError) -> MetalinkVerification in
+                    try await Downloader(options: options).verify(fileAt: file, metalink: description, repair: repair) { event in
+                        if case .warning = event { reporter.handle(event) }
+                    }
+                }
+                let interrupts = Interrupts { task.cancel() }
+                defer { interrupts.cancel() }
+                let result: MetalinkVerification
+                do {
+                    result = try await task.value
+                } catch let error as DownloadError {
+                    throw error
+                } catch {
+                    throw DownloadError(usageMessage: "\(error)")
+                }
+                if !result.repairedPieces.isEmpty {
+                    print("\(file): repaired \(result.repairedPieces.count) piece(s) (\(result.repairedPieces.map(String.init).joined(separator: ", "))), \(result.fetchedBytes) bytes fetched")
+                }
+                if result.pieceCount > 0 { print("\(file): all \(result.pieceCount) pieces OK") }
+                for digest in result.verified { print("\(file): \(digest.algorithm.rawValue) OK") }
+            }
             let name = file.split(separator: "/").last.map(String.init) ?? file
             let expected = try checks.expectedDigests(forFileNamed: name)
             if !expected.isEmpty {

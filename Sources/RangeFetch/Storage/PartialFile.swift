@@ -127,6 +127,50 @@ final class PartialFile: @unchecked Sendable {
         descriptor = try SystemCall.check("open", path: path) { open(path, flags, 0o644) }
     }
 
+    /// Opens a complete file the user named, to check (and with `writable`, repair) it in place.
+    /// The name is followed if it is a symbolic link (the user chose it), but a writable open
+    /// refuses a link to a file another user owns (checked after the open, so a link planted
+    /// meanwhile is caught too), and anything that is not a regular file (opened non-blocking,
+    /// so a FIFO does not hang the open).
+    /// - Throws: a file-system error naming `path`; nothing was written.
+    init(existingAt path: String, writable: Bool) throws(DownloadError) {
+        self.path = path
+        directory = nil
+        let opened = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
+        guard opened >= 0 else {
+            throw SystemCallError(function: "open", path: path, errno: errno).downloadError
+        }
+        descriptor = opened
+        var info = stat()
+        guard fstat(opened, &info) == 0 else {
+            throw SystemCallError(function: "fstat", path: path, errno: errno).downloadError
+        }
+        switch FileTrust(info) {
+        case .notRegular, .symbolicLink:
+            throw DownloadError(.fileSystem(errno: EINVAL), "\(path) is not a regular file; nothing was read or written")
+        case .ownedBy(let uid) where writable:
+            // Looked at after the open, so a link planted meanwhile is seen: the name must be
+            // this very file, not a link to it.
+            var entry = stat()
+            let named = lstat(path, &entry) == 0 && entry.st_mode & S_IFMT == S_IFREG
+                && entry.st_dev == info.st_dev && entry.st_ino == info.st_ino
+            guard named else {
+                throw DownloadError(.fileSystem(errno: EPERM), "\(path) is a symbolic link to a file owned by uid \(uid), not by this user; it is not written through")
+            }
+        default:
+            break
+        }
+    }
+
+    /// Whether another process holds the lock (``tryLock()``) of the file at `path`, a link
+    /// there never followed; `false` when there is no such file.
+    static func isLockedByAnother(_ path: String) -> Bool {
+        let opened = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard opened >= 0 else { return false }
+        defer { Glibc.close(opened) }
+        return flock(opened, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    }
+
     deinit {
         close()
     }
