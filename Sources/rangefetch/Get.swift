@@ -155,18 +155,8 @@ struct Get: AsyncParsableCommand {
                 url = metalink.apply(to: &options)
             }
             let downloader = Downloader(options: options)
-            let task = Task { [url] () async throws(DownloadError) -> DownloadSummary in
+            let summary = try await Interrupts.cancelling { [url] () async throws(DownloadError) -> DownloadSummary in
                 try await downloader.download(url) { reporter.handle($0) }
-            }
-            let interrupts = Interrupts { task.cancel() }
-            defer { interrupts.cancel() }
-            let summary: DownloadSummary
-            do {
-                summary = try await task.value
-            } catch let error as DownloadError {
-                throw error
-            } catch {
-                throw DownloadError(usageMessage: "\(error)")
             }
             if let algorithm = printDigest?.algorithm {
                 var digest = (summary.verified + summary.digests).first(where: { $0.algorithm == algorithm })

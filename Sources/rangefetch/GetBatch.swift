@@ -68,17 +68,8 @@ extension Get {
         let input = try loadInput()
         reporter.begin(urls: input.listPath == nil && input.prefixes.isEmpty && input.shard == nil ? input.entries.map(\.url) : [])
         let batchOptions = self.batchOptions
-        let task = Task { () async throws(DownloadError) -> BatchSummary in
+        return try await Interrupts.cancelling { () async throws(DownloadError) -> BatchSummary in
             try await downloader.download(batch: input, options: batchOptions) { reporter.handle($0) }
-        }
-        let interrupts = Interrupts { task.cancel() }
-        defer { interrupts.cancel() }
-        do {
-            return try await task.value
-        } catch let error as DownloadError {
-            throw error
-        } catch {
-            throw DownloadError(usageMessage: "\(error)")
         }
     }
 

@@ -1,4 +1,5 @@
 import CFileShims
+import RangeFetch
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -33,6 +34,23 @@ final class Interrupts: @unchecked Sendable {
         }
         source.resume()
         self.source = source
+    }
+
+    /// Runs `work` as a task that SIGINT and SIGTERM cancel while it runs, and returns its value;
+    /// any error that is not a ``DownloadError`` (none is expected) becomes a usage error.
+    static func cancelling<Value: Sendable>(
+        _ work: @escaping @Sendable () async throws(DownloadError) -> Value
+    ) async throws(DownloadError) -> Value {
+        let task = Task { () async throws(DownloadError) -> Value in try await work() }
+        let interrupts = Interrupts { task.cancel() }
+        defer { interrupts.cancel() }
+        do {
+            return try await task.value
+        } catch let error as DownloadError {
+            throw error
+        } catch {
+            throw DownloadError(usageMessage: "\(error)")
+        }
     }
 
     /// Stops catching: the signals have their default action again.

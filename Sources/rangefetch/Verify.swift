@@ -68,20 +68,10 @@ struct Verify: AsyncParsableCommand {
                 var options = DownloadOptions()
                 try network.apply(to: &options)
                 if repair && network.insecure { reporter.handle(.warning(.certificatesUnchecked)) }
-                let task = Task { [file, repair, options] () async throws(DownloadError) -> MetalinkVerification in
+                let result = try await Interrupts.cancelling { [file, repair, options] () async throws(DownloadError) -> MetalinkVerification in
                     try await Downloader(options: options).verify(fileAt: file, metalink: description, repair: repair) { event in
                         if case .warning = event { reporter.handle(event) }
                     }
-                }
-                let interrupts = Interrupts { task.cancel() }
-                defer { interrupts.cancel() }
-                let result: MetalinkVerification
-                do {
-                    result = try await task.value
-                } catch let error as DownloadError {
-                    throw error
-                } catch {
-                    throw DownloadError(usageMessage: "\(error)")
                 }
                 if !result.repairedPieces.isEmpty {
                     print("\(file): repaired \(result.repairedPieces.count) piece(s) (\(result.repairedPieces.map(String.init).joined(separator: ", "))), \(result.fetchedBytes) bytes fetched")
