@@ -158,6 +158,18 @@ struct TransferSchedulerTests {
         #expect(auto.seconds <= best * 1.10, "auto \(auto.seconds) s, best fixed \(best) s")
     }
 
+    /// Behind a cap, the search's windows follow the fastest set-up time seen (the path's), not
+    /// the typical one: when every connection after the first waits 60 ms for its first byte (a
+    /// busy event loop), the first doubling still comes within 0.2 s, not after 10 × 60 ms.
+    @Test func autoWindowsFollowTheFastestSetUp() {
+        var link = SimulatedLink(perConnectionBytesPerSecond: 12 * Double(Self.mebibyte), linkBytesPerSecond: 400e6)
+        link.setupOf = { $0 == 1 ? 0.001 : 0.06 }
+        let outcome = link.run(Self.autoPlan, scheduler: Self.scheduler(.adaptive(maximum: DownloadOptions().maximumConnections)))
+        let firstStep = outcome.targets.firstIndex { $0 > 16 }
+        #expect(firstStep.map { Double($0) * 0.02 < 0.2 } == true, "targets every 20 ms: \(outcome.targets.prefix(40))")
+        #expect((32...64).contains(outcome.finalTarget), "settled at \(outcome.finalTarget)")
+    }
+
     @Test func autoStaysLowOnAnUncappedFastPath() {
         let link = SimulatedLink(linkBytesPerSecond: 400e6)
         let outcome = link.run(Self.autoPlan, scheduler: Self.scheduler(.adaptive(maximum: DownloadOptions().maximumConnections)))

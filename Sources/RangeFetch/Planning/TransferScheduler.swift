@@ -112,6 +112,9 @@ struct TransferScheduler: Sendable {
     }
     /// Typical time from a request's start to its first byte, seconds (smoothed).
     private(set) var setupSeconds: Double?
+    /// The fastest time from a request to its first byte seen so far, seconds (close to the
+    /// round trip, whatever the machine's load): what sizes ``ConnectionPolicy``'s windows.
+    private var fastestSetupSeconds: Double?
     private var aggregateSample: (time: Double, bytes: Int64)?
 
     private struct RequestRate: Sendable {
@@ -202,7 +205,7 @@ struct TransferScheduler: Sendable {
         observe(now: now, busy: busy, receivedBytes: receivedBytes)
         let idle = segments.filter { $0.transfer == nil && !$0.outstanding.isEmpty }
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
-                            setupSeconds: setup, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
+                            setupSeconds: fastestSetupSeconds ?? setup, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
 
         var actions: [SchedulerAction] = []
         var free = connections.target - busy.count
@@ -267,6 +270,7 @@ struct TransferScheduler: Sendable {
                 rate.horizon = HorizonRate(time: first)
                 let measured = first - transfer.startedAt
                 setupSeconds = setupSeconds.map { 0.75 * $0 + 0.25 * measured } ?? measured
+                fastestSetupSeconds = min(fastestSetupSeconds ?? measured, measured)
             }
             let elapsed = now - rate.sample.time
             if elapsed >= max(tuning.sampleSeconds, tuning.sampleSetupTimes * setup) {

@@ -6,6 +6,8 @@
 struct SimulatedLink {
     /// Seconds from a request to its first byte.
     var setupSeconds = 0.001
+    /// The set-up time of the n-th connection opened (1-based) when it is not ``setupSeconds``.
+    var setupOf: @Sendable (Int) -> Double? = { _ in nil }
     /// Bytes per second one connection can carry at most.
     var perConnectionBytesPerSecond = Double.infinity
     /// Bytes per second the whole link carries, shared equally by the streaming connections.
@@ -59,6 +61,8 @@ struct SimulatedLink {
         var nextDecision = 0.0
         var received: Int64 = 0
 
+        func setup(_ connection: Int) -> Double { setupOf(connection) ?? setupSeconds }
+
         func startRequest(_ segment: Int) {
             nextRequest += 1
             connectionsOpened += 1
@@ -74,7 +78,7 @@ struct SimulatedLink {
                     SchedulerSegment(id: id, outstanding: ByteRange(segment.range.lower + segment.done, segment.range.upper),
                                      transfer: requests[id].map { request in
                                          SchedulerTransfer(id: request.id, startedAt: request.started, receivedBytes: request.received,
-                                                           firstByteAt: request.received > 0 ? request.started + setupSeconds : nil)
+                                                           firstByteAt: request.received > 0 ? request.started + setup(request.connection) : nil)
                                      })
                 }
                 for action in scheduler.decide(now: now, segments: view, receivedBytes: received) {
@@ -110,10 +114,10 @@ struct SimulatedLink {
                 nextDecision = now + decisionEvery
             }
             outcome.peakActive = max(outcome.peakActive, requests.count)
-            let streaming = requests.values.filter { now - $0.started >= setupSeconds && override($0.connection) == nil }.count
+            let streaming = requests.values.filter { now - $0.started >= setup($0.connection) && override($0.connection) == nil }.count
             let share = min(perConnectionBytesPerSecond, linkBytesPerSecond / Double(max(1, streaming)))
             for (id, request) in requests {
-                guard now - request.started >= setupSeconds, let segment = segments[id] else { continue }
+                guard now - request.started >= setup(request.connection), let segment = segments[id] else { continue }
                 if let stall = stallsAt(request.connection), now >= stall { continue }
                 var request = request
                 var bytes: Int64
