@@ -165,9 +165,20 @@ struct TransferSchedulerTests {
         var link = SimulatedLink(perConnectionBytesPerSecond: 12 * Double(Self.mebibyte), linkBytesPerSecond: 400e6)
         link.setupOf = { $0 == 1 ? 0.001 : 0.06 }
         let outcome = link.run(Self.autoPlan, scheduler: Self.scheduler(.adaptive(maximum: DownloadOptions().maximumConnections)))
-        let firstStep = outcome.targets.firstIndex { $0 > 16 }
-        #expect(firstStep.map { Double($0) * 0.02 < 0.2 } == true, "targets every 20 ms: \(outcome.targets.prefix(40))")
+        let firstStep = outcome.targets.firstIndex { $0 > 16 }.map { outcome.decidedAt[$0] }
+        #expect(firstStep.map { $0 < 0.2 } == true, "first step at \(firstStep ?? -1) s: \(outcome.targets.prefix(60))")
         #expect((32...64).contains(outcome.finalTarget), "settled at \(outcome.finalTarget)")
+    }
+
+    /// Decisions come every 5 ms while auto searches, at the engine's pace once it settled, and
+    /// always at that pace for a fixed count.
+    @Test func decisionsComeOftenerWhileTheCountIsSearchedFor() {
+        var scheduler = Self.scheduler(.adaptive(maximum: 64))
+        #expect(scheduler.decisionInterval(usually: 0.02) == 0.005)
+        #expect(scheduler.decisionInterval(usually: 0.002) == 0.002)
+        scheduler.notePushback()
+        #expect(scheduler.decisionInterval(usually: 0.02) == 0.02)
+        #expect(Self.scheduler(.fixed(16)).decisionInterval(usually: 0.02) == 0.02)
     }
 
     @Test func autoStaysLowOnAnUncappedFastPath() {

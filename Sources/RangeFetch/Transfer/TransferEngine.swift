@@ -96,7 +96,7 @@ final class TransferEngine: CurlLoopClient {
         if now >= nextDecision {
             try giveUpSlowRequests(now: now)
             try decide(now: now)
-            nextDecision = now + configuration.decisionIntervalSeconds
+            nextDecision = now + scheduler.decisionInterval(usually: configuration.decisionIntervalSeconds)
         }
         speedLimit?.resume(active.values, now: now)
         deliveredBefore = deliveredBytes
@@ -114,7 +114,7 @@ final class TransferEngine: CurlLoopClient {
             // Refill freed connections now, not after the next poll's wait.
             now = MonotonicTime.now()
             try decide(now: now)
-            nextDecision = now + configuration.decisionIntervalSeconds
+            nextDecision = now + scheduler.decisionInterval(usually: configuration.decisionIntervalSeconds)
         }
         if active.isEmpty && book.isComplete {
             report(.progress(progress()))

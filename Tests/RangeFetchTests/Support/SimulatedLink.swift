@@ -33,6 +33,8 @@ struct SimulatedLink {
         var seconds: Double
         /// The scheduler's connection target over time.
         var targets: [Int]
+        /// When each of ``targets`` was decided, seconds of virtual time.
+        var decidedAt: [Double] = []
         var peakActive: Int
         var finalTarget: Int
         /// Requests cancelled so that a fresh connection could take over.
@@ -111,7 +113,8 @@ struct SimulatedLink {
                     }
                 }
                 outcome.targets.append(scheduler.targetConnections)
-                nextDecision = now + decisionEvery
+                outcome.decidedAt.append(now)
+                nextDecision = now + scheduler.decisionInterval(usually: decisionEvery)
             }
             outcome.peakActive = max(outcome.peakActive, requests.count)
             let streaming = requests.values.filter { now - $0.started >= setup($0.connection) && override($0.connection) == nil }.count
