@@ -67,3 +67,62 @@ int cfs_catch_signals(const int *numbers, int count) {
 void cfs_default_signals(const int *numbers, int count) {
     for (int i = 0; i < count; i++) signal(numbers[i], SIG_DFL);
 }
+
+// MARK: CRC-32C
+
+#include <stdint.h>
+
+static uint32_t crc32c_table[256];
+static int crc32c_table_ready;
+
+static void crc32c_fill_table(void) {
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t crc = n;
+        for (int k = 0; k < 8; k++) crc = crc & 1 ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+        crc32c_table[n] = crc;
+    }
+    __atomic_store_n(&crc32c_table_ready, 1, __ATOMIC_RELEASE);
+}
+
+unsigned int cfs_crc32c_software(unsigned int crc, const void *bytes, size_t length) {
+    // Filling twice from two threads writes the same values: harmless.
+    if (!__atomic_load_n(&crc32c_table_ready, __ATOMIC_ACQUIRE)) crc32c_fill_table();
+    const unsigned char *p = bytes;
+    uint32_t state = ~crc;
+    while (length--) state = (state >> 8) ^ crc32c_table[(state ^ *p++) & 0xFF];
+    return ~state;
+}
+
+#if defined(__x86_64__)
+#include <string.h>
+__attribute__((target("sse4.2")))
+static unsigned int crc32c_sse42(unsigned int crc, const void *bytes, size_t length) {
+    const unsigned char *p = bytes;
+    uint64_t state = (uint32_t)~crc;
+    while (length > 0 && ((uintptr_t)p & 7) != 0) { state = __builtin_ia32_crc32qi((uint32_t)state, *p++); length--; }
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        state = __builtin_ia32_crc32di(state, word);
+        p += 8;
+        length -= 8;
+    }
+    while (length > 0) { state = __builtin_ia32_crc32qi((uint32_t)state, *p++); length--; }
+    return ~(uint32_t)state;
+}
+#endif
+
+int cfs_crc32c_hardware(void) {
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#else
+    return 0;
+#endif
+}
+
+unsigned int cfs_crc32c(unsigned int crc, const void *bytes, size_t length) {
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("sse4.2")) return crc32c_sse42(crc, bytes, length);
+#endif
+    return cfs_crc32c_software(crc, bytes, length);
+}

@@ -47,7 +47,7 @@ final class TransferEngine: CurlLoopClient {
         self.cancellation = cancellation
         self.report = report
         sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, report: report)
-        book = SegmentBook(states: configuration.segments, laterPieces: configuration.laterPieces)
+        book = SegmentBook(states: configuration.segments, laterPieces: configuration.laterPieces, grid: configuration.blockGrid)
         pool = configuration.writeBuffers
         writer = WriteQueue(file: file, pool: pool, wake: { [loop] in loop.wakeup() })
         scheduler = configuration.scheduler
@@ -261,7 +261,7 @@ final class TransferEngine: CurlLoopClient {
                 writer.waitUntilIdle()
                 try? takeCompletedWrites()
             }
-            segment.state.written = 0
+            segment.rewind(to: 0)
         }
         nextTransferID += 1
         let source = sources[source: id]
@@ -333,7 +333,7 @@ final class TransferEngine: CurlLoopClient {
     private func discard(_ segment: EngineSegment, from start: Int64) throws(DownloadError) {
         writer.waitUntilIdle()
         try takeCompletedWrites()
-        segment.state = segment.state.vouched(unprovenFrom: start)
+        segment.rewind(to: segment.state.vouched(unprovenFrom: start).written)
     }
 
     /// Moves the running requests of dropped sources to the others.
