@@ -32,10 +32,11 @@ struct BlockGrid: Sendable, Equatable {
 
     private func cellStart(_ offset: Int64) -> Int64 { offset / blockBytes * blockBytes }
 
-    /// Block `index` of `range`.
+    /// Block `index` of `range` (empty, at its end, past its last block).
     func block(_ index: Int, of range: ByteRange) -> ByteRange {
         let start = cellStart(range.lower) + Int64(index) * blockBytes
-        return ByteRange(max(range.lower, start), min(range.upper, start + blockBytes))
+        let lower = min(max(range.lower, start), range.upper)
+        return ByteRange(lower, max(lower, min(range.upper, start + blockBytes)))
     }
 
     /// The block of `range` holding file offset `offset` (`range.lower <= offset < range.upper`).
