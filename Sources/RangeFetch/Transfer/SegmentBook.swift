@@ -31,6 +31,11 @@ final class SegmentBook {
     /// counts only up to that request's first byte, so nothing recorded or hashed is a byte a
     /// mismatch would reject (see ``SegmentTransfer/unprovenFrom``).
     var vouchedStates: [SegmentState] {
+        segments.map { $0.state.vouched(unprovenFrom: $0.transfer?.unprovenFrom) }.sorted { $0.range.lower < $1.range.lower }
+    }
+
+    /// ``vouchedStates`` with the CRCs of their written blocks: what a journal record claims.
+    var recordedStates: [SegmentState] {
         segments.map { $0.recordState(unprovenFrom: $0.transfer?.unprovenFrom) }.sorted { $0.range.lower < $1.range.lower }
     }
 

@@ -130,7 +130,7 @@ final class TransferEngine: CurlLoopClient {
         if calledFor { for transfer in active.values where transfer.failure == nil { transfer.flush() } }
         if checkpoints.shouldRecord(now: now, calledFor: calledFor, writesLanded: book.writesLanded) {
             // Bytes of a response whose Content-Digest is not checked yet are not claimed.
-            report(.checkpoint(book.vouchedStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
+            report(.checkpoint(book.recordedStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
         }
         if moved < Self.coalesceBytes && finished.isEmpty && !active.isEmpty {
             // A trickle (a lossy WAN delivers a packet or two per wake-up): let the sockets
