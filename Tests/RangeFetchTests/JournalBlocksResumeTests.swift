@@ -180,3 +180,32 @@ final class JournalBlocksResumeTests {
         try Data("rangefetch-journal 1 sha256:\(digest.finalize().hex)\n\(body)".utf8).write(to: URL(fileURLWithPath: path))
     }
 }
+
+extension JournalBlocksResumeTests {
+    /// Work stealing cuts segments mid-block: the tails start with a short block, and every
+    /// CRC recorded matches the source's bytes.
+    @Test func splitSegmentsRecordTheirCRCsToo() throws {
+        // Segment 0 nearly done, the others not begun: its connection steals from the others.
+        let done = 15 << 20
+        let copy = try TestProcess.run("/bin/sh", ["-c", "head -c \(done) '\(source)' > '\(partial)'"])
+        #expect(copy.status == 0)
+        #expect(truncate(partial, off_t(Self.size)) == 0)
+        let segments = try plan { $0.lower == 0 ? Int64(done) : 0 }.map { try Self.withBlocks($0, of: source) }
+        try JournalStore(path: journal).write(JournalRecord(remote: remote(), size: Self.size, segments: segments))
+        let run = try RunningCLI([url, "-o", target, "-n", "\(Self.connections)", "--min-segment", "1M"])
+        #expect(run.waitUntilReceived(Int64(Double(Self.size) * 0.7)))
+        run.send(SIGKILL)
+        _ = try run.wait()
+        let record = try readJournal()
+        print("segments after the kill: \(record.segments.map { "\($0.range.lower)+\($0.written)/\($0.range.count)" })")
+        #expect(record.segments.contains { $0.range.lower % Self.grid.blockBytes != 0 }, "no segment was cut mid-block")
+        for segment in record.segments where segment.written > 0 {
+            #expect(segment.blocks?.count == Self.grid.blockCount(written: segment.written, of: segment.range), "\(segment.range)")
+            #expect(try Self.withBlocks(segment, of: source).blocks == segment.blocks, "\(segment.range)")
+        }
+        let result = try runCLI(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains("fetched again"), "\(result.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+    }
+}
