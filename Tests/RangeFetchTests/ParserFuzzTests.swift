@@ -451,7 +451,7 @@ enum Fuzz {
     static func checksummed(_ body: [UInt8]) -> [UInt8] {
         let digest = Digest(.sha256)
         digest.update(body)
-        return Array("rangefetch-journal 1 sha256:\(digest.finalize().hex)\n".utf8) + body
+        return Array("rangefetch-journal \(JournalRecord.currentVersion) sha256:\(digest.finalize().hex)\n".utf8) + body
     }
 }
 
