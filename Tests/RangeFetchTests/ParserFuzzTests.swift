@@ -377,6 +377,12 @@ struct SplitMix64: RandomNumberGenerator {
             segments.append(SegmentState(range: range, written: range.count == 0 ? 0 : number() % (range.count + 1)))
         }
         if size == 0 { segments = [] }
+        // Block CRCs for some segments, at most as many as their written bytes hold.
+        let grid = BlockGrid(fileSize: size)
+        for index in segments.indices where bool() {
+            let most = min(8, grid.blockCount(written: segments[index].written, of: segments[index].range))
+            segments[index].blocks = (0..<below(most + 1)).map { _ in UInt32(truncatingIfNeeded: number()) }
+        }
         let remote = RemoteFile(url: "http://127.0.0.1/" + token(maximumLength: 10, from: Corpus.nameCharacters),
                                 size: size, acceptsRanges: true,
                                 etag: bool() ? "\"\(number())\"" : nil, lastModified: bool() ? "Sun, 22 Nov 2026 10:00:00 GMT" : nil,
@@ -431,7 +437,8 @@ enum Fuzz {
         do {
             let record = try JournalCodec.decode(bytes)
             guard record.size >= 0, record.segments.coversExactly(size: record.size),
-                  record.segments.allSatisfy({ $0.range.lower <= $0.range.upper && $0.written >= 0 && $0.written <= $0.range.count }) else {
+                  record.segments.allSatisfy({ $0.range.lower <= $0.range.upper && $0.written >= 0 && $0.written <= $0.range.count }),
+                  record.segments.allSatisfy({ ($0.blocks?.count ?? 0) <= (record.blockGrid?.blockCount(written: $0.written, of: $0.range) ?? 0) }) else {
                 return "accepted an inconsistent record \(record)"
             }
             return nil
@@ -444,7 +451,7 @@ enum Fuzz {
     static func checksummed(_ body: [UInt8]) -> [UInt8] {
         let digest = Digest(.sha256)
         digest.update(body)
-        return Array("rangefetch-journal 1 sha256:\(digest.finalize().hex)\n".utf8) + body
+        return Array("rangefetch-journal \(JournalRecord.currentVersion) sha256:\(digest.finalize().hex)\n".utf8) + body
     }
 }
 

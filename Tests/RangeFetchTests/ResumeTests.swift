@@ -149,8 +149,8 @@ final class ResumeTests {
         // The other crash window: every byte durable and journaled, rename not yet done.
         let remote = try Prober(request: RequestOptions(), cancellation: CancellationFlag(), loop: CurlLoop()).probe(url)
         #expect(copyfile(source, out.file("data.bin.part")))
-        let segments = SegmentPlanner(connections: 4, minimumSegmentBytes: 16 << 20).plan(size: Self.size)
-            .map { SegmentState(range: $0, written: $0.count) }
+        let segments = try SegmentPlanner(connections: 4, minimumSegmentBytes: 16 << 20).plan(size: Self.size)
+            .map { try JournalBlocksResumeTests.withBlocks(SegmentState(range: $0, written: $0.count), of: source) }
         try JournalStore(path: out.file("data.bin.part.rfjournal")).write(JournalRecord(remote: remote, size: Self.size, segments: segments))
         try nginx.clearAccessLog()
         let result = try runCLI(arguments)

@@ -2,6 +2,7 @@
 // _GNU_SOURCE, and mallopt(3) lives in <malloc.h>, which Glibc's module leaves out.
 #ifndef CFILESHIMS_H
 #define CFILESHIMS_H
+#include <stddef.h>
 #include <sys/types.h>
 
 /// fallocate(fd, 0, offset, length): reserves blocks without writing zeros.
@@ -40,5 +41,16 @@ int cfs_catch_signals(const int *numbers, int count);
 
 /// Gives `numbers` their default action again.
 void cfs_default_signals(const int *numbers, int count);
+
+/// CRC-32C (Castagnoli) of `length` bytes at `bytes`, continuing from `crc` (the check value of
+/// the bytes before them; 0 to start): `cfs_crc32c(cfs_crc32c(0, a), b)` is the CRC of `a` then
+/// `b`. Uses the SSE4.2 `crc32` instruction where the CPU has it, else a table.
+unsigned int cfs_crc32c(unsigned int crc, const void *bytes, size_t length);
+
+/// The same, always with the table (for tests that compare the two paths).
+unsigned int cfs_crc32c_software(unsigned int crc, const void *bytes, size_t length);
+
+/// Whether ``cfs_crc32c`` uses the SSE4.2 instruction on this CPU.
+int cfs_crc32c_hardware(void);
 
 #endif

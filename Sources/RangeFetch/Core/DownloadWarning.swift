@@ -58,6 +58,10 @@ public enum DownloadWarning: Sendable, Equatable {
     /// A piece of the file (a metalink's `<pieces>`) does not match its digest; `url` (redacted)
     /// is the source that sent bytes of it (the main URL when no mirror did). It is fetched again.
     case pieceMismatch(url: String, piece: Int, range: ByteRange)
+    /// Bytes of the partial file at `path` that its journal claims are written do not match the
+    /// CRC-32C the journal recorded for them (`blocks` blocks differ), or have none: `bytes` bytes
+    /// are fetched again.
+    case resumedBytesRefused(path: String, bytes: Int64, blocks: Int)
     /// Part of a metalink was left out (a `file:` or `ftp:` URL, a hash type we do not compute):
     /// routine; `note` says what and why.
     case metalinkEntryIgnored(note: String)
@@ -116,6 +120,8 @@ public enum DownloadWarning: Sendable, Equatable {
             "\(url): the bytes it sent for \(range.httpRangeSpec) do not match their Content-Digest; they were discarded and the range is fetched again"
         case .describedByMetalinkUnused(let url, let why):
             "the metalink \(url) the server links to is not used: \(why)"
+        case .resumedBytesRefused(let path, let bytes, let blocks):
+            "\(path): \(ByteCount.format(bytes)) its journal claims as written \(blocks > 0 ? "do not match the checksums recorded for them (\(blocks) block\(blocks == 1 ? "" : "s") differ)" : "have no checksum recorded"); they are fetched again"
         case .metalinkEntryIgnored(let note):
             "metalink: \(note)"
         case .pieceMismatch(let url, let piece, let range):
@@ -154,6 +160,7 @@ public enum DownloadWarning: Sendable, Equatable {
         case .contentDigestMismatch: "content_digest_mismatch"
         case .batchJournalUnused: "batch_journal_unused"
         case .pieceMismatch: "piece_mismatch"
+        case .resumedBytesRefused: "resumed_bytes_refused"
         case .metalinkEntryIgnored: "metalink_entry_ignored"
         case .describedByMetalinkUnused: "described_by_metalink_unused"
         }

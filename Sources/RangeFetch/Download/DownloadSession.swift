@@ -203,11 +203,12 @@ final class DownloadSession {
             let planner = SegmentPlanner(
                 connections: options.planningConnections, minimumSegmentBytes: options.minimumSegmentBytes,
                 pieceBytes: SegmentPlanner.pieceBytes(size: size, connections: options.planningConnections, hashing: !expected.isEmpty))
-            let segments = try resumePoint(file: file, store: store, remote: remote, size: size,
-                                           planner: planner, adoptedPrefix: adoptedPrefix)
+            let (segments, resumed) = try resumePoint(file: file, store: store, remote: remote, size: size,
+                                                      planner: planner, adoptedPrefix: adoptedPrefix)
             do {
                 return try files.run(remote: remote, size: size, segments: segments, mode: .ranged, file: file,
-                                     store: store, paths: paths, expected: expected, pieces: options.pieceDigests ?? describedPieces)
+                                     store: store, paths: paths, expected: expected, pieces: options.pieceDigests ?? describedPieces,
+                                     resumed: resumed)
             } catch where error.code == .rangesNotHonoured {
                 emit(.warning(.rangesAbandoned(reason: error.message)))
             }
@@ -220,9 +221,11 @@ final class DownloadSession {
     }
 
     /// The segments to fetch (``ResumeDecision/partialFile(_:)``): the partial file is truncated
-    /// when it starts over, and the reason is said.
+    /// when it starts over, and the reason is said. Resumed bytes are kept as far as their block
+    /// CRCs check out (``ResumeBlocks``).
     private func resumePoint(file: PartialFile, store: JournalStore, remote: RemoteFile, size: Int64,
-                             planner: SegmentPlanner, adoptedPrefix: Int64) throws(DownloadError) -> [SegmentState] {
+                             planner: SegmentPlanner,
+                             adoptedPrefix: Int64) throws(DownloadError) -> ([SegmentState], FileDownload.ResumedJournal) {
         let partialSize = try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.size() }
         // The journal is read only when it could be used.
         let journal = adoptedPrefix == 0 && options.resume == .resume ? store.load() : nil
@@ -230,13 +233,28 @@ final class DownloadSession {
                                              journal: journal, remote: remote, identity: files.identity(of: remote),
                                              size: size, restarting: restarting, planner: planner)
         switch ResumeDecision.partialFile(partial) {
-        case .resume(let segments, let unchecked):
+        case .resume(var segments, let unchecked):
             mirrors.resumedUnchecked = unchecked
-            return segments
+            var resumed = FileDownload.ResumedJournal()
+            if case .record(let record) = journal {
+                resumed = FileDownload.ResumedJournal(blockGrid: record.blockGrid, verifiedPieces: record.verifiedPieces)
+                // A version 2 record vouches for written bytes with CRCs only: none means none.
+                if record.version >= 2 { segments = segments.map { SegmentState(range: $0.range, written: $0.written, blocks: $0.blocks ?? []) } }
+            }
+            let grid = resumed.blockGrid ?? BlockGrid(fileSize: size)
+            let reader = BlockReader(file: file, grid: grid, cancellation: cancellation)
+            var found: [[UInt32]] = []
+            for segment in segments { found.append(try reader.crcs(of: segment)) }
+            let outcome = ResumeBlocks.decide(segments, grid: grid, found: found)
+            if outcome.refusedBytes > 0 {
+                emit(.warning(.resumedBytesRefused(path: file.path, bytes: outcome.refusedBytes, blocks: outcome.mismatchedBlocks)))
+            }
+            resumed.blockGrid = grid
+            return (outcome.segments, resumed)
         case .startOver(let segments, let reason):
             if let reason { emit(.warning(.startingOver(reason: reason))) }
             try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.truncate(to: 0) }
-            return segments
+            return (segments, FileDownload.ResumedJournal())
         }
     }
 

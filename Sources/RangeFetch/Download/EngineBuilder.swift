@@ -31,6 +31,7 @@ struct EngineBuilder {
             checkpointIntervalSeconds: options.checkpointIntervalSeconds,
             lease: sharing?.lease(host: Source(remote: remote).origin),
             bufferPool: sharing?.buffers)
+        configuration.blockGrid = checkpointer?.blockGrid
         configuration.startLimit = startLimit
         configuration.laterPieces = laterPieces
         configuration.maximumConnectionsPerSource = options.maximumConnectionsPerHost

@@ -26,15 +26,21 @@ struct FileDownload {
     ///   - size: the file's size, `nil` when the server did not say (one stream, to its end).
     ///   - store: the journal, `nil` when this download keeps none (one stream).
     ///   - pieces: piece digests to check after each run (a metalink's), bad pieces fetched again.
+    ///   - resumed: what a resumed journal brings beyond the segments: its block grid and the
+    ///     pieces it recorded as proven.
     func run(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
              file: PartialFile, store: JournalStore?, paths: OutputPaths,
-             expected: [(DigestValue, String)], pieces pieceDigests: Metalink.Pieces?) throws(DownloadError) -> DownloadSummary {
+             expected: [(DigestValue, String)], pieces pieceDigests: Metalink.Pieces?,
+             resumed journal: ResumedJournal = ResumedJournal()) throws(DownloadError) -> DownloadSummary {
         let resumed = segments.writtenBytes
         if let size {
             try checkFreeSpace(paths: paths, file: file, size: size)
             try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.preallocate(size: size) }
         }
-        let checkpointer = try startJournal(store: store, remote: remote, size: size, segments: segments, file: file)
+        var pieces = PieceRounds(digests: mode == .ranged ? pieceDigests : nil, proven: journal.verifiedPieces,
+                                 resumed: segments, size: size ?? 0)
+        let checkpointer = try startJournal(store: store, remote: remote, size: size, segments: segments, file: file,
+                                            grid: journal.blockGrid, verified: pieces.verified)
         let hasher = expected.isEmpty ? nil : PrefixHasher(file: file, algorithms: expected.map(\.0.algorithm),
                                                                  cancellation: cancellation)
         defer { hasher?.stop() }
@@ -51,22 +57,27 @@ struct FileDownload {
                                         checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
         // Set when a mirror's ranges were fetched again after the hasher may have read them.
         var rewritten = false
-        var pieces = PieceRounds(digests: mode == .ranged ? pieceDigests : nil)
         var badPieces: DownloadError?
         while true {
             do {
                 try engine.run()
                 var next = try mirrors.rangesToRefetch(mirrorExtents: engine.mirrorExtents, remote: remote, size: size,
                                                        file: file, expected: expected)
+                if let plan = next, let size { pieces.forget(refetching: plan, size: size) }
                 if next == nil, let size {
                     next = try pieces.refetch(file: file, size: size, mirrorExtents: engine.mirrorExtents, mainURL: url,
                                               mirrors: mirrors, cancellation: cancellation, emit: emit)
-                    if let next, pieces.exhausted {
-                        // The journal must not claim the pieces that never came right.
-                        try DownloadError.withSystemCalls { () throws(SystemCallError) in try checkpointer?.finish(next) }
-                        badPieces = pieces.failure(path: paths.final)
-                        break
-                    }
+                    checkpointer?.noteVerified(pieces.verified)
+                }
+                // The bytes kept stay vouched for by their block CRCs in the records to come.
+                if let plan = next, let grid = checkpointer?.blockGrid {
+                    next = SegmentState.carryingBlocks(into: plan, from: engine.segmentStates, grid: grid)
+                }
+                if let next, pieces.exhausted {
+                    // The journal must not claim the pieces that never came right.
+                    try DownloadError.withSystemCalls { () throws(SystemCallError) in try checkpointer?.finish(next) }
+                    badPieces = pieces.failure(path: paths.final)
+                    break
                 }
                 guard let refetch = next else { break }
                 rewritten = true
@@ -155,6 +166,14 @@ struct FileDownload {
                                verificationSeconds: verificationSeconds)
     }
 
+    /// What a resumed journal brings beyond its segments.
+    struct ResumedJournal {
+        /// The grid of the segments' block CRCs (`nil`: the file's usual one).
+        var blockGrid: BlockGrid?
+        /// The metalink pieces it recorded as proven.
+        var verifiedPieces: JournalRecord.VerifiedPieces?
+    }
+
     /// `remote` as the journal names it (``journalURL``).
     func identity(of remote: RemoteFile) -> RemoteFile {
         var named = remote
@@ -165,12 +184,16 @@ struct FileDownload {
     /// Writes the first journal record (durably) and returns the checkpointer that keeps it
     /// current, or `nil` when this download keeps no journal.
     private func startJournal(store: JournalStore?, remote: RemoteFile, size: Int64?, segments: [SegmentState],
-                              file: PartialFile) throws(DownloadError) -> Checkpointer? {
+                              file: PartialFile, grid: BlockGrid?,
+                              verified: JournalRecord.VerifiedPieces?) throws(DownloadError) -> Checkpointer? {
         guard let store, options.journal, let size, size >= DownloadSession.smallFileBytes else {
             store?.remove()
             return nil
         }
-        let writer = Checkpointer(file: file, store: store, identity: JournalRecord(remote: identity(of: remote), size: size, segments: segments))
+        var record = JournalRecord(remote: identity(of: remote), size: size, segments: segments)
+        if let grid { record.blockBytes = grid.blockBytes }
+        let writer = Checkpointer(file: file, store: store, identity: record)
+        writer.noteVerified(verified)
         try DownloadError.withSystemCalls { () throws(SystemCallError) in try writer.finish(segments) }
         return writer
     }

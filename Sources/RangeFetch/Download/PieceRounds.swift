@@ -19,6 +19,42 @@ struct PieceRounds {
         self.digests = digests
     }
 
+    /// Rounds that take the pieces `proven` by an earlier run (a resumed journal's) as proven,
+    /// those of them wholly inside the written bytes of `resumed` (a file of `size` bytes): a
+    /// piece with bytes still to fetch is checked again.
+    init(digests: Metalink.Pieces?, proven: JournalRecord.VerifiedPieces?, resumed: [SegmentState], size: Int64) {
+        self.digests = digests
+        guard let digests, let proven, proven.describes(digests) else { return }
+        let written = resumed.filter { $0.written > 0 }.map { ByteRange($0.range.lower, $0.range.lower + $0.written) }
+            .sorted { $0.lower < $1.lower }
+        unproven = digests.digests.indices.filter { index in
+            guard proven.contains(index) else { return true }
+            let range = digests.range(index, size: size)
+            var end = range.lower
+            for extent in written where extent.lower <= end && extent.upper > end { end = extent.upper }
+            return end < range.upper
+        }
+    }
+
+    /// The pieces proven so far, as a journal records them; `nil` when none are.
+    var verified: JournalRecord.VerifiedPieces? {
+        guard let digests, let unproven else { return nil }
+        let open = Set(unproven)
+        let proven = digests.digests.indices.filter { !open.contains($0) }
+        return proven.isEmpty ? nil : JournalRecord.VerifiedPieces(pieces: digests, indices: proven)
+    }
+
+    /// Takes the pieces overlapping bytes `plan` fetches again as unproven.
+    mutating func forget(refetching plan: [SegmentState], size: Int64) {
+        guard let digests, var open = unproven else { return }
+        let refetched = plan.filter { !$0.isComplete }.map(\.remaining)
+        for index in digests.digests.indices where !open.contains(index) {
+            let range = digests.range(index, size: size)
+            if refetched.contains(where: { $0.lower < range.upper && range.lower < $0.upper }) { open.append(index) }
+        }
+        unproven = open.sorted()
+    }
+
     /// Whether the last check found bad pieces after ``maximumRounds`` refetches.
     var exhausted: Bool { rounds > Self.maximumRounds }
 

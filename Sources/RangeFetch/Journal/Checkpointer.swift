@@ -26,6 +26,16 @@ final class Checkpointer: Sendable {
         var failure: SystemCallError?
         /// Bytes recorded by the last completed checkpoint.
         var recordedBytes: Int64 = 0
+        /// The metalink pieces proven so far (``JournalRecord/verifiedPieces``).
+        var verifiedPieces: JournalRecord.VerifiedPieces?
+    }
+
+    /// The grid of the block CRCs the records carry.
+    var blockGrid: BlockGrid? { identity.blockGrid }
+
+    /// Records `pieces` as proven in every record from now on.
+    func noteVerified(_ pieces: JournalRecord.VerifiedPieces?) {
+        state.withLock { $0.verifiedPieces = pieces }
     }
 
     /// - Parameter identity: the record to write, whose segments each checkpoint replaces.
@@ -94,6 +104,7 @@ final class Checkpointer: Sendable {
         record.segments = snapshot.segments
         record.uncheckedMirrorBytes = snapshot.unchecked.isEmpty
             ? nil : Dictionary(uniqueKeysWithValues: snapshot.unchecked.map { (Redaction.url($0.key), MirrorSpotCheck.merged($0.value)) })
+        record.verifiedPieces = state.withLock { $0.verifiedPieces }
         try store.write(record)
         state.withLock { $0.recordedBytes = record.writtenBytes }
     }

@@ -39,7 +39,7 @@ enum JournalCodec {
         let header = String(decoding: bytes[..<newline], as: UTF8.self).split(separator: " ")
         guard header.count == 3, header[0] == magic, header[2].hasPrefix("sha256:") else { throw .notAJournal }
         guard let version = Int(header[1]) else { throw .notAJournal }
-        guard version == JournalRecord.currentVersion else { throw .unsupportedVersion(version) }
+        guard JournalRecord.readableVersions.contains(version) else { throw .unsupportedVersion(version) }
         let body = Array(bytes[(newline + 1)...])
         let digest = Digest(.sha256)
         digest.update(body)
@@ -53,6 +53,25 @@ enum JournalCodec {
         guard record.size >= 0, record.segments.coversExactly(size: record.size),
               record.segments.allSatisfy({ $0.written >= 0 && $0.written <= $0.range.count }) else {
             throw .malformed("segments do not cover the file exactly")
+        }
+        guard record.version == version else { throw .malformed("the header says version \(version), the body \(record.version)") }
+        if version == 1 {
+            // Version 1 had no block CRCs: anything of the kind is not taken from it.
+            guard record.blockBytes == nil, record.verifiedPieces == nil, record.segments.allSatisfy({ $0.blocks == nil }) else {
+                throw .malformed("a version 1 journal with version 2 fields")
+            }
+            return record
+        }
+        guard let blockBytes = record.blockBytes, BlockGrid.isValid(blockBytes: blockBytes) else {
+            throw .malformed("blockBytes must be a power of two from 4096")
+        }
+        let grid = BlockGrid(blockBytes: blockBytes)
+        for segment in record.segments where (segment.blocks?.count ?? 0) > grid.blockCount(written: segment.written, of: segment.range) {
+            throw .malformed("segment \(segment.range.httpRangeSpec) lists more blocks than its \(segment.written) written bytes hold")
+        }
+        if let pieces = record.verifiedPieces,
+           pieces.length <= 0 || pieces.runs.contains(where: { $0.count != 2 || $0[0] < 0 || $0[0] >= $0[1] }) {
+            throw .malformed("verifiedPieces must be runs [first, end) of piece indices")
         }
         return record
     }

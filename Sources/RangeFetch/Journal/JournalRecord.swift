@@ -1,8 +1,10 @@
 /// The resume record kept beside a partial file: which file this is and how much of each
 /// segment is durably on disk. See `docs/journal-format.md`.
 struct JournalRecord: Sendable, Equatable, Codable {
-    /// Format version; a reader refuses versions it does not know.
-    static let currentVersion = 1
+    /// Format version written; a reader refuses versions it does not know.
+    static let currentVersion = 2
+    /// Versions a reader takes: 1 (no block CRCs: its written bytes are taken on trust) and 2.
+    static let readableVersions = 1...2
 
     var version: Int = JournalRecord.currentVersion
     /// The URL the user asked for (the identity of the download), redacted: no password or
@@ -20,6 +22,51 @@ struct JournalRecord: Sendable, Equatable, Codable {
     /// (``MirrorSpotCheck``), by mirror URL (redacted): a resume checks them before the file is
     /// declared complete. Absent in journals without mirrors (and in older ones).
     var uncheckedMirrorBytes: [String: [ByteRange]]?
+    /// The ``BlockGrid``'s block size of the segments' ``SegmentState/blocks`` (version 2).
+    var blockBytes: Int64?
+    /// The metalink pieces already proven against their digests (``PieceRounds``), so a resume
+    /// does not read them again. Absent when none were.
+    var verifiedPieces: VerifiedPieces?
+
+    /// Pieces of a metalink proven against their digests.
+    struct VerifiedPieces: Sendable, Equatable, Codable {
+        /// The digests' algorithm (`sha256`), piece length and ``fingerprint(of:)``: a record of
+        /// other pieces is not used.
+        var algorithm: String
+        var length: Int64
+        var fingerprint: String
+        /// The proven piece indices as half-open runs `[first, end)`, ascending.
+        var runs: [[Int]]
+
+        init(pieces: Metalink.Pieces, indices: [Int]) {
+            algorithm = pieces.digests.first?.algorithm.rawValue ?? ""
+            length = pieces.length
+            fingerprint = Self.fingerprint(of: pieces)
+            var runs: [[Int]] = []
+            for index in Set(indices).sorted() {
+                if let last = runs.last, last[1] == index { runs[runs.count - 1][1] = index + 1 } else { runs.append([index, index + 1]) }
+            }
+            self.runs = runs
+        }
+
+        /// The SHA-256 of the piece digests, one after the other, in hex.
+        static func fingerprint(of pieces: Metalink.Pieces) -> String {
+            let digest = Digest(.sha256)
+            for value in pieces.digests { digest.update(value.bytes) }
+            return digest.finalize().hex
+        }
+
+        /// Whether this records proofs against `pieces` (same algorithm, length and digests).
+        func describes(_ pieces: Metalink.Pieces) -> Bool {
+            algorithm == (pieces.digests.first?.algorithm.rawValue ?? "") && length == pieces.length
+                && fingerprint == Self.fingerprint(of: pieces)
+        }
+
+        /// Whether piece `index` is among the proven.
+        func contains(_ index: Int) -> Bool {
+            runs.contains { $0.count == 2 && $0[0] <= index && index < $0[1] }
+        }
+    }
 
     init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
         url = Redaction.url(remote.url)
@@ -28,7 +75,11 @@ struct JournalRecord: Sendable, Equatable, Codable {
         etag = remote.etag
         lastModified = remote.lastModified
         self.segments = segments
+        blockBytes = BlockGrid(fileSize: size).blockBytes
     }
+
+    /// The grid of the segments' block CRCs; `nil` in a version 1 record.
+    var blockGrid: BlockGrid? { blockBytes.map(BlockGrid.init(blockBytes:)) }
 
     /// Bytes the record claims are on disk.
     var writtenBytes: Int64 { segments.writtenBytes }

@@ -11,6 +11,9 @@ struct EngineConfiguration: Sendable {
     var mode: Mode
     /// Where each segment stands; for `.singleStream`, exactly one segment from 0.
     var segments: [SegmentState]
+    /// The resume journal's block grid: each segment's blocks are hashed (CRC-32C) as they are
+    /// queued, and ``SegmentState/blocks`` reported. `nil`: no journal, nothing hashed.
+    var blockGrid: BlockGrid?
     /// How many connections, fixed or adaptive (a single stream always has one).
     var connections: ConnectionPolicy
     /// A healthy request is not cut so that the new part is shorter than this (bytes).

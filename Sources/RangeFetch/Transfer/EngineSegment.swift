@@ -18,10 +18,34 @@ final class EngineSegment {
     /// goes to another source when one has room.
     var distrusted: SourceID?
 
-    init(id: Int, state: SegmentState) {
+    /// The CRCs of its blocks as its bytes are queued; `nil` when the run keeps no journal.
+    var hasher: BlockHasher?
+
+    /// - Parameter grid: the journal's block grid, `nil` when no journal is kept (the state's
+    ///   blocks are then dropped: nothing keeps them true).
+    init(id: Int, state: SegmentState, grid: BlockGrid?) {
         self.id = id
         self.state = state
         bestWritten = state.written
+        if let grid { hasher = BlockHasher(grid: grid, state: state) } else { self.state.blocks = nil }
+    }
+
+    /// The state a record may claim (see ``SegmentState/vouched(unprovenFrom:)``), with the
+    /// CRCs of the blocks of its written bytes.
+    func recordState(unprovenFrom: Int64?) -> SegmentState {
+        var recorded = state.vouched(unprovenFrom: unprovenFrom)
+        if let hasher { recorded.blocks = hasher.blocks(written: recorded.written, range: recorded.range) }
+        return recorded
+    }
+
+    /// Sets the written bytes back to at most `written` (the bytes after it are not kept): to
+    /// where the CRCs of what stays are known, which may be lower (a block's start).
+    func rewind(to written: Int64) {
+        state.written = min(state.written, written)
+        guard var rewound = hasher else { return }
+        hasher = nil
+        state.written = rewound.rewind(to: state.range.lower + state.written, range: state.range) - state.range.lower
+        hasher = rewound
     }
 
     /// Every byte is in the file.

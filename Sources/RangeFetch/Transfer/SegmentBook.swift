@@ -8,8 +8,12 @@ final class SegmentBook {
     /// Pieces still to be added (``EngineConfiguration/laterPieces``).
     private var laterPieces: StreamPlan?
 
-    init(states: [SegmentState], laterPieces: StreamPlan?) {
-        segments = states.enumerated().map { EngineSegment(id: $0.offset, state: $0.element) }
+    /// The journal's block grid (``EngineConfiguration/blockGrid``).
+    private let grid: BlockGrid?
+
+    init(states: [SegmentState], laterPieces: StreamPlan?, grid: BlockGrid? = nil) {
+        self.grid = grid
+        segments = states.enumerated().map { EngineSegment(id: $0.offset, state: $0.element, grid: grid) }
         nextID = segments.count
         self.laterPieces = laterPieces
         for segment in segments { byID[segment.id] = segment }
@@ -17,9 +21,9 @@ final class SegmentBook {
 
     subscript(id: Int) -> EngineSegment? { byID[id] }
 
-    /// Segment states in file order.
+    /// Segment states in file order, with the CRCs of their written blocks.
     var states: [SegmentState] {
-        segments.map(\.state).sorted { $0.range.lower < $1.range.lower }
+        segments.map { $0.recordState(unprovenFrom: nil) }.sorted { $0.range.lower < $1.range.lower }
     }
 
     /// Segment states as a journal record, a digest following the prefix or a stream may take
@@ -28,6 +32,11 @@ final class SegmentBook {
     /// mismatch would reject (see ``SegmentTransfer/unprovenFrom``).
     var vouchedStates: [SegmentState] {
         segments.map { $0.state.vouched(unprovenFrom: $0.transfer?.unprovenFrom) }.sorted { $0.range.lower < $1.range.lower }
+    }
+
+    /// ``vouchedStates`` with the CRCs of their written blocks: what a journal record claims.
+    var recordedStates: [SegmentState] {
+        segments.map { $0.recordState(unprovenFrom: $0.transfer?.unprovenFrom) }.sorted { $0.range.lower < $1.range.lower }
     }
 
     /// Bytes of the file received: written, queued for writing or buffered by a request.
@@ -47,7 +56,7 @@ final class SegmentBook {
     /// A new segment for `range` (a split's tail, a later piece).
     @discardableResult
     func add(_ range: ByteRange) -> EngineSegment {
-        let segment = EngineSegment(id: nextID, state: SegmentState(range: range))
+        let segment = EngineSegment(id: nextID, state: SegmentState(range: range), grid: grid)
         nextID += 1
         segments.append(segment)
         byID[segment.id] = segment
@@ -74,6 +83,7 @@ final class SegmentBook {
                 failure = failure ?? error
             } else {
                 segment.state.written += Int64(completion.bytes)
+                segment.hasher?.forgetMarks(below: segment.state.range.lower + segment.state.written)
             }
         }
         return failure

@@ -147,6 +147,9 @@ final class SegmentTransfer {
     func flush() {
         guard buffered > 0 else { return }
         let offset = segment.state.range.lower + segment.state.written + segment.queued
+        // One CRC pass over the buffer while it is in hand (the journal's block CRCs).
+        segment.hasher?.add(UnsafeRawBufferPointer(rebasing: buffer[bufferStart..<bufferStart + buffered]), at: offset,
+                            range: segment.state.range)
         writer.submit(buffer, start: bufferStart, count: buffered, at: offset, lane: segment.id, token: segment.id)
         segment.queued += Int64(buffered)
         buffered = 0

@@ -47,7 +47,7 @@ final class TransferEngine: CurlLoopClient {
         self.cancellation = cancellation
         self.report = report
         sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, report: report)
-        book = SegmentBook(states: configuration.segments, laterPieces: configuration.laterPieces)
+        book = SegmentBook(states: configuration.segments, laterPieces: configuration.laterPieces, grid: configuration.blockGrid)
         pool = configuration.writeBuffers
         writer = WriteQueue(file: file, pool: pool, wake: { [loop] in loop.wakeup() })
         scheduler = configuration.scheduler
@@ -130,7 +130,7 @@ final class TransferEngine: CurlLoopClient {
         if calledFor { for transfer in active.values where transfer.failure == nil { transfer.flush() } }
         if checkpoints.shouldRecord(now: now, calledFor: calledFor, writesLanded: book.writesLanded) {
             // Bytes of a response whose Content-Digest is not checked yet are not claimed.
-            report(.checkpoint(book.vouchedStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
+            report(.checkpoint(book.recordedStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
         }
         if moved < Self.coalesceBytes && finished.isEmpty && !active.isEmpty {
             // A trickle (a lossy WAN delivers a packet or two per wake-up): let the sockets
@@ -261,7 +261,7 @@ final class TransferEngine: CurlLoopClient {
                 writer.waitUntilIdle()
                 try? takeCompletedWrites()
             }
-            segment.state.written = 0
+            segment.rewind(to: 0)
         }
         nextTransferID += 1
         let source = sources[source: id]
@@ -333,7 +333,7 @@ final class TransferEngine: CurlLoopClient {
     private func discard(_ segment: EngineSegment, from start: Int64) throws(DownloadError) {
         writer.waitUntilIdle()
         try takeCompletedWrites()
-        segment.state = segment.state.vouched(unprovenFrom: start)
+        segment.rewind(to: segment.state.vouched(unprovenFrom: start).written)
     }
 
     /// Moves the running requests of dropped sources to the others.
