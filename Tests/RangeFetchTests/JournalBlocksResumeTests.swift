@@ -185,12 +185,21 @@ extension JournalBlocksResumeTests {
     /// Work stealing cuts segments mid-block: the tails start with a short block, and every
     /// CRC recorded matches the source's bytes.
     @Test func splitSegmentsRecordTheirCRCsToo() throws {
-        // Segment 0 nearly done, the others not begun: its connection steals from the others.
+        // Segment 0 nearly done, the others barely begun: its connection steals from the others.
+        // Each of those has an odd 12,345 bytes written, so a split halfway through what is left
+        // cannot land on a block boundary (from nothing written, halves of 16 MiB would).
         let done = 15 << 20
+        let started: Int64 = 12_345
         let copy = try TestProcess.run("/bin/sh", ["-c", "head -c \(done) '\(source)' > '\(partial)'"])
         #expect(copy.status == 0)
         #expect(truncate(partial, off_t(Self.size)) == 0)
-        let segments = try plan { $0.lower == 0 ? Int64(done) : 0 }.map { try Self.withBlocks($0, of: source) }
+        let segments = try plan { $0.lower == 0 ? Int64(done) : started }.map { try Self.withBlocks($0, of: source) }
+        for segment in segments where segment.range.lower > 0 {
+            let head = try TestProcess.run("/bin/dd", ["if=\(source)", "of=\(partial)", "bs=\(started)", "count=1", "conv=notrunc",
+                                                       "iflag=skip_bytes", "oflag=seek_bytes",
+                                                       "skip=\(segment.range.lower)", "seek=\(segment.range.lower)"])
+            #expect(head.status == 0)
+        }
         try JournalStore(path: journal).write(JournalRecord(remote: remote(), size: Self.size, segments: segments))
         let run = try RunningCLI([url, "-o", target, "-n", "\(Self.connections)", "--min-segment", "1M"])
         #expect(run.waitUntilReceived(Int64(Double(Self.size) * 0.7)))
