@@ -56,6 +56,19 @@ struct ConnectionPolicyTests {
         #expect(policy.isSettled)
     }
 
+    /// What sizes the windows: the fastest set-up time, unless the typical one is over 4 times
+    /// it (a busy machine).
+    @Test(arguments: [
+        (0.003, Double?.none, 0.003),   // only the fastest known
+        (0.003, 0.006, 0.003),          // behind a cap: 2x
+        (0.003, 0.012, 0.003),          // 4x: still the path
+        (0.003, 0.06, 0.06),            // an unthrottled loopback's saturated loop: 20x
+        (0.04, 0.05, 0.04),             // a WAN: the round trip either way
+    ])
+    func windowBasis(fastest: Double, typical: Double?, basis: Double) {
+        #expect(ConnectionPolicy.windowBasis(fastest: fastest, typical: typical, growth: .init()) == basis)
+    }
+
     /// A server that refuses past 20 while auto grows: each refusal gives one back and the
     /// search stops, below the count that provoked it.
     @Test func pushbackPastSixteenStopsTheSearch() {

@@ -30,6 +30,11 @@ struct ConnectionPolicy: Sendable {
         /// look. The fastest, not the typical: on a busy machine the typical one measures the
         /// event loop's backlog (60 ms on an unthrottled loopback), not the path.
         var windowInSetupTimes = 10.0
+        /// A typical set-up time more than this many times the fastest means requests wait on
+        /// this machine (its event loop, its CPU: 60 ms against 3 ms on an unthrottled
+        /// loopback), not on the path; more connections cannot help there, so the window follows
+        /// the typical time. Behind a cap the two stay within 2-3x.
+        var busyMachineSetupRatio = 4.0
         /// …and long enough for every streaming connection to deliver this many bytes on average,
         /// so a server that sends in bursts is measured over several of them.
         var windowBytesPerConnection: Int64 = 256 << 10
@@ -118,8 +123,10 @@ struct ConnectionPolicy: Sendable {
     ///   - receivedBytes: bytes received by the whole download so far (monotonic).
     ///   - streaming: active transfers that have delivered at least one byte.
     ///   - setupSeconds: the fastest time from a request to its first byte seen so far.
+    ///   - typicalSetupSeconds: the typical (smoothed) one, when known.
     ///   - workLeft: whether enough work remains to feed more connections.
-    mutating func observe(now: Double, receivedBytes: Int64, streaming: Int, setupSeconds: Double, workLeft: Bool) {
+    mutating func observe(now: Double, receivedBytes: Int64, streaming: Int, setupSeconds: Double,
+                          typicalSetupSeconds: Double? = nil, workLeft: Bool) {
         guard case .adaptive(let growth) = mode, phase != .done else { return }
         guard workLeft else {
             phase = .done
@@ -133,7 +140,8 @@ struct ConnectionPolicy: Sendable {
             if streaming * 8 >= target * 7 { window = (now, receivedBytes) }
             return
         }
-        var length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * setupSeconds)
+        let basis = Self.windowBasis(fastest: setupSeconds, typical: typicalSetupSeconds, growth: growth)
+        var length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * basis)
         if case .watching = phase { length = max(length, growth.watchWindowSeconds) }
         guard now - started.start >= length,
               receivedBytes - started.bytes >= Int64(streaming) * growth.windowBytesPerConnection else { return }
@@ -182,6 +190,13 @@ struct ConnectionPolicy: Sendable {
         case .done:
             break
         }
+    }
+
+    /// The set-up time a measurement window is sized by: the fastest, unless the typical one
+    /// shows a busy machine (``AdaptiveGrowth/busyMachineSetupRatio``).
+    static func windowBasis(fastest: Double, typical: Double?, growth: AdaptiveGrowth) -> Double {
+        guard let typical, typical > growth.busyMachineSetupRatio * fastest else { return fastest }
+        return typical
     }
 
     private mutating func grow(from rate: Double, by factor: Int = 2) {

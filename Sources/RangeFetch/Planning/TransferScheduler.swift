@@ -215,7 +215,7 @@ struct TransferScheduler: Sendable {
         observe(now: now, busy: busy, receivedBytes: receivedBytes)
         let idle = segments.filter { $0.transfer == nil && !$0.outstanding.isEmpty }
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
-                            setupSeconds: fastestSetupSeconds ?? setup, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
+                            setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
 
         var actions: [SchedulerAction] = []
         var free = connections.target - busy.count
