@@ -1,6 +1,7 @@
 /// What the engine does with the bytes of a response that has ended, as their proofs decide (a
-/// `Content-Digest`, see ``ContentDigestCheck``): keep them, reject them and blame their source,
-/// or drop them unblamed because they can never be proven.
+/// `Content-Digest`, see ``ContentDigestCheck``; a metalink piece it delivered whole, see
+/// ``PieceHasher``): keep them, reject them and blame their source, or drop them unblamed because
+/// they can never be proven.
 enum RangeProof: Equatable {
     /// Nothing proved them wrong: they count as any received bytes.
     case keep
@@ -15,7 +16,12 @@ enum RangeProof: Equatable {
     /// The judgment on `transfer` once it has ended and its proof is settled
     /// (``SegmentTransfer/settleProof(result:)``); `userURL` is its source's URL as the user gave it.
     init(ended transfer: SegmentTransfer, userURL: String) {
-        if case .rejectRange(let error) = transfer.finalVerdict {
+        if let piece = transfer.pieceCheck?.mismatch {
+            // Stopped at its first bad piece: the pieces before it stay proven.
+            let url = Redaction.url(userURL)
+            let error = DownloadError(.checksumMismatch, "\(url): piece \(piece.index) (bytes \(piece.range.httpRangeSpec)) does not match the metalink's piece digest", url: url)
+            self = .reject(from: piece.range.lower, warning: .pieceMismatch(url: url, piece: piece.index, range: piece.range), error: error)
+        } else if case .rejectRange(let error) = transfer.finalVerdict {
             guard let check = transfer.contentCheck else {
                 self = .keep
                 return

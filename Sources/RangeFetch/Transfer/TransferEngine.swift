@@ -72,6 +72,9 @@ final class TransferEngine: CurlLoopClient {
     /// The bytes each mirror delivered, by the mirror's URL (see ``SourceSet/mirrorExtents``).
     var mirrorExtents: [String: [ByteRange]] { sources.sourceSet.mirrorExtents }
 
+    /// The metalink pieces proven as they arrived (``EngineConfiguration/pieces``), all written.
+    var provenPieces: [Int] { book.segments.flatMap(\.writtenProvenPieces) }
+
     /// Connections the scheduler allows now.
     var targetConnections: Int { scheduler.targetConnections }
 
@@ -275,6 +278,7 @@ final class TransferEngine: CurlLoopClient {
             throw error
         }
         transfer.sourceID = id
+        transfer.pieces = configuration.pieces
         transfer.configure(configuration.request, ifRange: source.ifRangeValidator,
                            connectionLifetime: requested.flatMap { scheduler.connectionLifetimeSeconds(requestBytes: $0.count) },
                            limiter: speedLimit?.bucket)
