@@ -102,7 +102,7 @@ final class MetalinkDownloadTests {
         let lying = servers[1].dataURL(size: size, name: "f.bin", "rate=4000000&corruptevery=5&corruptcount=1")
         let meta = try write(Self.metalink(name: "f.bin", size: size, sha256: whole, pieces: pieces,
                                            urls: [servers[0].dataURL(size: size, name: "f.bin", "rate=4000000"), lying]), as: "f.meta4")
-        let result = try runCLI(["--json", meta, "-d", out.path, "-n", "8"])
+        let result = try runCLI(["--json", "-v", meta, "-d", out.path, "-n", "8"])
         #expect(result.status == 0, "\(result.stderr)")
         let events = result.stdout.split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
@@ -115,6 +115,9 @@ final class MetalinkDownloadTests {
         let start = message.split(separator: "(bytes ").dropFirst().first?.split(separator: "-").first.flatMap { Int64($0) }
         let bad = try #require(start, "no piece range in \(message)")
         #expect(bad % Int64(Self.pieceBytes) == 0)
+        // The mirror's response was stopped at the bad piece, saying why.
+        let stopped = events.filter { $0["event"] as? String == "request" && $0["failure"] as? String == "piece \(bad / Int64(Self.pieceBytes)) does not match the metalink's piece digest" }
+        #expect(stopped.count == 1 && (stopped.first?["range"] as? String ?? "").hasPrefix("\(bad)-"), "\(result.stdout)")
         let retries = events.filter { $0["event"] as? String == "retry" && ($0["reason"] as? String ?? "").contains("piece digest") }
         #expect(retries.count == 1 && (retries.first?["range"] as? String ?? "").hasPrefix("\(bad)-"),
                 "the bad piece was not asked again during the run: \(result.stdout)")
