@@ -135,6 +135,38 @@ final class MetalinkDownloadTests {
         #expect(Double(served) <= 1.1 * Double(size), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(stats.map { $0.log.map { "\($0.status) \($0.range ?? "") \($0.bytes)" } })")
     }
 
+    /// A piece no single response delivers whole (a segment boundary cuts it) is left to the
+    /// check after the run: 3 MiB in two segments, the second starting mid-piece 1 with its first
+    /// byte flipped. Nothing is retried during the run; the check reads piece 1 back, names the
+    /// source, and a second run fetches exactly that piece.
+    @Test func aPieceCutBySegmentsIsCheckedAfterTheRun() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let size: Int64 = 3 << 20
+        let (whole, pieces) = Self.digests(of: try server.expectedBytes(size: size))
+        let url = server.dataURL(size: size, name: "m.bin", "corruptevery=1&corruptcount=1&corruptoffset=\(size / 2)")
+        let meta = try write(Self.metalink(name: "m.bin", size: size, sha256: whole, pieces: pieces, urls: [url]), as: "m.meta4")
+        let result = try runCLI(["--json", meta, "-d", out.path, "-n", "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        let mismatches = events.filter { $0["event"] as? String == "warning" && $0["kind"] as? String == "piece_mismatch" }
+            .compactMap { $0["message"] as? String }
+        #expect(mismatches == ["\(url): piece 1 (bytes 1048576-2097151) does not match the metalink's piece digest; it is fetched again"],
+                "\(result.stdout)")
+        #expect(!events.contains { $0["event"] as? String == "retry" }, "\(result.stdout)")
+        let refetched = { (entry: FaultServer.Stats.Entry) in entry.status == 206 && entry.range == "bytes=1048576-2097151" }
+        var log = try server.stats().log
+        // Logged once the server has sent its last byte, which may trail our exit a little.
+        for _ in 0..<30 where !log.contains(where: refetched) {
+            usleep(100_000)
+            log = try server.stats().log
+        }
+        #expect(log.contains(where: refetched), "\(log.map(\.range))")
+        try server.expectFile(out.file("m.bin"), size: size, sourceLocation: #_sourceLocation)
+    }
+
     /// A lone source whose every range is corrupted: each response's first piece is caught as it
     /// arrives and asked again of it (there is no other), blamed each time, until the range's
     /// tries are spent; the download fails with exit 5 naming the piece, and the journal claims
