@@ -34,7 +34,7 @@ struct PieceProof: Equatable {
         next = start
     }
 
-    /// The pieces `index` covers: `[index × length, min(size, (index + 1) × length))`.
+    /// The bytes piece `index` covers: `[index × length, min(size, (index + 1) × length))`.
     func range(_ index: Int) -> ByteRange {
         let lower = min(size, Int64(index) * length)
         return ByteRange(lower, min(size, lower + length))
