@@ -88,9 +88,89 @@ final class MetalinkDownloadTests {
         #expect(!out.exists("p.bin.part") && !out.exists("p.bin.part.rfjournal"))
     }
 
-    /// A lone source whose every range is corrupted: its pieces are fetched again from it (there
-    /// is no other) a few times, each time blamed, then the download fails with exit 5 naming
-    /// the pieces, and the journal claims none of them.
+    /// The same corrupting mirror, caught while the run goes on: its bad piece is checked as it
+    /// arrives, so the response stops there, the mirror is named in a piece_mismatch warning and
+    /// the piece is asked again at once (a retry of that very range, in the same engine run,
+    /// answered by the honest server); no after-run round reads it back or fetches it again.
+    @Test func aBadPieceIsRefetchedFromTheOtherSourceDuringTheRun() throws {
+        let reference = try FaultServer()
+        let servers = try (0..<2).map { _ in try FaultServer() }
+        defer { (servers + [reference]).forEach { $0.stop() } }
+        let size: Int64 = 16 << 20
+        let (whole, pieces) = Self.digests(of: try reference.expectedBytes(size: size))
+        reference.stop()
+        let lying = servers[1].dataURL(size: size, name: "f.bin", "rate=4000000&corruptevery=5&corruptcount=1")
+        let meta = try write(Self.metalink(name: "f.bin", size: size, sha256: whole, pieces: pieces,
+                                           urls: [servers[0].dataURL(size: size, name: "f.bin", "rate=4000000"), lying]), as: "f.meta4")
+        let result = try runCLI(["--json", "-v", meta, "-d", out.path, "-n", "8"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        let mismatches = events.filter { $0["event"] as? String == "warning" && $0["kind"] as? String == "piece_mismatch" }
+        #expect(mismatches.count == 1, "\(result.stdout)")
+        let message = mismatches.first?["message"] as? String ?? ""
+        #expect(message.hasPrefix("\(lying): piece "), "\(message)")
+        // "piece N (bytes a-b)": the bad piece's first byte.
+        let start = message.split(separator: "(bytes ").dropFirst().first?.split(separator: "-").first.flatMap { Int64($0) }
+        let bad = try #require(start, "no piece range in \(message)")
+        #expect(bad % Int64(Self.pieceBytes) == 0)
+        // The mirror's response was stopped at the bad piece, saying why.
+        let stopped = events.filter { $0["event"] as? String == "request" && $0["failure"] as? String == "piece \(bad / Int64(Self.pieceBytes)) does not match the metalink's piece digest" }
+        #expect(stopped.count == 1 && (stopped.first?["range"] as? String ?? "").hasPrefix("\(bad)-"), "\(result.stdout)")
+        let retries = events.filter { $0["event"] as? String == "retry" && ($0["reason"] as? String ?? "").contains("piece digest") }
+        #expect(retries.count == 1 && (retries.first?["range"] as? String ?? "").hasPrefix("\(bad)-"),
+                "the bad piece was not asked again during the run: \(result.stdout)")
+        let refetched = { (entry: FaultServer.Stats.Entry) in entry.status == 206 && entry.range?.hasPrefix("bytes=\(bad)-") == true }
+        var stats = try servers.map { try $0.stats() }
+        // The server logs a request once it has sent the last byte, which may trail our exit a little.
+        for _ in 0..<30 where !stats[0].log.contains(where: refetched) {
+            usleep(100_000)
+            stats = try servers.map { try $0.stats() }
+        }
+        try servers[0].expectFile(out.file("f.bin"), size: size, sourceLocation: #_sourceLocation)
+        #expect(stats[0].log.contains(where: refetched),
+                "the honest server was not asked for bytes \(bad)-: \(stats[0].log.map(\.range))")
+        let served = stats.reduce(0) { $0 + $1.body_bytes }
+        #expect(Double(served) <= 1.1 * Double(size), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(stats.map { $0.log.map { "\($0.status) \($0.range ?? "") \($0.bytes)" } })")
+    }
+
+    /// A piece no single response delivers whole (a segment boundary cuts it) is left to the
+    /// check after the run: 3 MiB in two segments, the second starting mid-piece 1 with its first
+    /// byte flipped. Nothing is retried during the run; the check reads piece 1 back, names the
+    /// source, and a second run fetches exactly that piece.
+    @Test func aPieceCutBySegmentsIsCheckedAfterTheRun() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let size: Int64 = 3 << 20
+        let (whole, pieces) = Self.digests(of: try server.expectedBytes(size: size))
+        let url = server.dataURL(size: size, name: "m.bin", "corruptevery=1&corruptcount=1&corruptoffset=\(size / 2)")
+        let meta = try write(Self.metalink(name: "m.bin", size: size, sha256: whole, pieces: pieces, urls: [url]), as: "m.meta4")
+        let result = try runCLI(["--json", meta, "-d", out.path, "-n", "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        let mismatches = events.filter { $0["event"] as? String == "warning" && $0["kind"] as? String == "piece_mismatch" }
+            .compactMap { $0["message"] as? String }
+        #expect(mismatches == ["\(url): piece 1 (bytes 1048576-2097151) does not match the metalink's piece digest; it is fetched again"],
+                "\(result.stdout)")
+        #expect(!events.contains { $0["event"] as? String == "retry" }, "\(result.stdout)")
+        let refetched = { (entry: FaultServer.Stats.Entry) in entry.status == 206 && entry.range == "bytes=1048576-2097151" }
+        var log = try server.stats().log
+        // Logged once the server has sent its last byte, which may trail our exit a little.
+        for _ in 0..<30 where !log.contains(where: refetched) {
+            usleep(100_000)
+            log = try server.stats().log
+        }
+        #expect(log.contains(where: refetched), "\(log.map(\.range))")
+        try server.expectFile(out.file("m.bin"), size: size, sourceLocation: #_sourceLocation)
+    }
+
+    /// A lone source whose every range is corrupted: each response's first piece is caught as it
+    /// arrives and asked again of it (there is no other), blamed each time, until the range's
+    /// tries are spent; the download fails with exit 5 naming the piece, and the journal claims
+    /// none of the bad pieces.
     @Test func piecesThatNeverComeRightFailTheDownload() throws {
         let server = try FaultServer()
         defer { server.stop() }
@@ -101,7 +181,7 @@ final class MetalinkDownloadTests {
         let result = try runCLI([meta, "-d", out.path, "-n", "2"])
         #expect(result.status == 5, "\(result.stderr)")
         #expect(result.stderr.contains("\(url): piece 0 (bytes 0-1048575) does not match"), "\(result.stderr)")
-        #expect(result.stderr.contains("still do not match the metalink's piece digests after \(PieceRounds.maximumRounds) refetches"),
+        #expect(result.stderr.contains("error: \(url): piece 0 (bytes 0-1048575) does not match the metalink's piece digest — gave up after"),
                 "\(result.stderr)")
         #expect(!out.exists("c.bin"))
         let record = try JournalCodec.decode(Array(Data(contentsOf: URL(fileURLWithPath: out.file("c.bin.part.rfjournal")))))

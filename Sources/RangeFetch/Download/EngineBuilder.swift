@@ -14,11 +14,12 @@ struct EngineBuilder {
     /// - Parameters:
     ///   - startLimit: a stream's reorder window (see ``EngineConfiguration/startLimit``).
     ///   - laterPieces: a stream's pieces, planned as the window reaches them.
+    ///   - pieces: a metalink's piece digests, checked as each piece arrives (ranged runs only).
     ///   - follow: told how long the written prefix `[0, n)` has grown (a digest or a stream
     ///     follows it).
     func makeEngine(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
                     file: PartialFile, checkpointer: Checkpointer?, startLimit: (@Sendable () -> Int64)? = nil,
-                    laterPieces: StreamPlan? = nil, follow: @escaping @Sendable (Int64) -> Void) -> TransferEngine {
+                    laterPieces: StreamPlan? = nil, pieces: Metalink.Pieces? = nil, follow: @escaping @Sendable (Int64) -> Void) -> TransferEngine {
         let policy: ConnectionPolicy = switch options.connections {
         case .automatic: .adaptive(maximum: options.maximumConnections)
         case .fixed(let count): .fixed(count)
@@ -34,6 +35,7 @@ struct EngineBuilder {
         configuration.blockGrid = checkpointer?.blockGrid
         configuration.startLimit = startLimit
         configuration.laterPieces = laterPieces
+        if mode == .ranged { configuration.pieces = pieces }
         configuration.maximumConnectionsPerSource = options.maximumConnectionsPerHost
         if mode == .ranged { configuration.mirrors = mirrors.agreeing(with: remote) }
         let tracker = ProgressTracker(totalBytes: size, emit: emit)

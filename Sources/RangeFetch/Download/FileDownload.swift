@@ -54,13 +54,16 @@ struct FileDownload {
         // (from the disk it cost 0.7 s per GiB here).
         if hasher == nil { file.enableDirectWrites() }
         var engine = engines.makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: file,
-                                        checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
+                                        checkpointer: checkpointer, pieces: pieces.digests,
+                                        follow: { hasher?.advance(to: $0) })
         // Set when a mirror's ranges were fetched again after the hasher may have read them.
         var rewritten = false
         var badPieces: DownloadError?
         while true {
             do {
                 try engine.run()
+                // Pieces proven as they arrived are not read back.
+                pieces.prove(engine.provenPieces)
                 var next = try mirrors.rangesToRefetch(mirrorExtents: engine.mirrorExtents, remote: remote, size: size,
                                                        file: file, expected: expected)
                 if let plan = next, let size { pieces.forget(refetching: plan, size: size) }
@@ -84,7 +87,8 @@ struct FileDownload {
                 // The journal must not claim the dropped mirror's ranges from here on.
                 try DownloadError.withSystemCalls { () throws(SystemCallError) in try checkpointer?.finish(refetch) }
                 engine = engines.makeEngine(remote: remote, size: size, segments: refetch, mode: mode, file: file,
-                                            checkpointer: checkpointer, follow: { hasher?.advance(to: $0) })
+                                            checkpointer: checkpointer, pieces: pieces.digests,
+                                            follow: { hasher?.advance(to: $0) })
             } catch {
                 if let checkpointer {
                     if error.code == .rangesNotHonoured {
@@ -92,6 +96,8 @@ struct FileDownload {
                         // checkpoint still queued may write it again.
                         checkpointer.stop()
                     } else {
+                        pieces.prove(engine.provenPieces)
+                        checkpointer.noteVerified(pieces.verified)
                         try? checkpointer.finish(engine.segmentStates, unchecked: mirrors.uncheckedMirrorBytes(engine.mirrorExtents))
                     }
                 }

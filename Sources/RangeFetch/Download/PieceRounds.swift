@@ -44,6 +44,14 @@ struct PieceRounds {
         return proven.isEmpty ? nil : JournalRecord.VerifiedPieces(pieces: digests, indices: proven)
     }
 
+    /// Takes the pieces `indices` as proven: the engine checked them as they arrived, all their
+    /// bytes are written, so the next check does not read them back.
+    mutating func prove(_ indices: [Int]) {
+        guard let digests, !indices.isEmpty else { return }
+        let proven = Set(indices)
+        unproven = (unproven ?? Array(digests.digests.indices)).filter { !proven.contains($0) }
+    }
+
     /// Takes the pieces overlapping bytes `plan` fetches again as unproven.
     mutating func forget(refetching plan: [SegmentState], size: Int64) {
         guard let digests, var open = unproven else { return }

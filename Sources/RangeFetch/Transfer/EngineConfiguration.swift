@@ -44,6 +44,9 @@ struct EngineConfiguration: Sendable {
     var laterPieces: StreamPlan?
     /// Other sources of the same file, probed and checked to agree with ``remote``.
     var mirrors: [RemoteFile] = []
+    /// A metalink's piece digests: each piece a response delivers whole is checked as it arrives
+    /// (see ``PieceHasher``). `nil`: none.
+    var pieces: Metalink.Pieces?
     /// Connections to one source at once.
     var maximumConnectionsPerSource = 16
 }

@@ -18,6 +18,10 @@ final class EngineSegment {
     /// goes to another source when one has room.
     var distrusted: SourceID?
 
+    /// Metalink pieces inside it that a response delivered whole and that matched their digests
+    /// (see ``PieceHasher``); dropped when its bytes are rewound below their end.
+    var provenPieces: [PieceOutcome] = []
+
     /// The CRCs of its blocks as its bytes are queued; `nil` when the run keeps no journal.
     var hasher: BlockHasher?
 
@@ -42,10 +46,16 @@ final class EngineSegment {
     /// where the CRCs of what stays are known, which may be lower (a block's start).
     func rewind(to written: Int64) {
         state.written = min(state.written, written)
+        defer { provenPieces.removeAll { $0.range.upper > state.range.lower + state.written } }
         guard var rewound = hasher else { return }
         hasher = nil
         state.written = rewound.rewind(to: state.range.lower + state.written, range: state.range) - state.range.lower
         hasher = rewound
+    }
+
+    /// The pieces proven in flight whose bytes are all written.
+    var writtenProvenPieces: [Int] {
+        provenPieces.filter { $0.range.upper <= state.range.lower + state.written }.map(\.index)
     }
 
     /// Every byte is in the file.

@@ -31,8 +31,11 @@ extension SegmentTransfer {
         var end = RequestEnd(
             range: requested, status: head.status, bytes: bytesReceived, seconds: now - startedAt,
             retry: segment.triesWithoutProgress,
-            // A stolen tail is ended by us (the write callback takes no more): not a failure.
-            failure: failure?.error.message ?? (result == CURLE_OK || stoppedAtSegmentEnd ? nil : result.explanation),
+            // A stolen tail is ended by us (the write callback takes no more): not a failure. A
+            // bad metalink piece is ended by us too, and says so.
+            failure: failure?.error.message
+                ?? pieceCheck?.mismatch.map { "piece \($0.index) does not match the metalink's piece digest" }
+                ?? (result == CURLE_OK || stoppedAtSegmentEnd ? nil : result.explanation),
             httpVersion: httpVersion ?? (head.status != 0 ? easy.httpVersion : nil))
         end.newConnection = timings.newConnection
         end.setupSeconds = timings.newConnection ? timings.setupSeconds : nil

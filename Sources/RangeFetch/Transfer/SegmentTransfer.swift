@@ -57,6 +57,12 @@ final class SegmentTransfer {
     /// What the `Content-Digest` proved, once the response has ended (``settleProof(result:)``);
     /// `nil` while it runs or when it carried none.
     private(set) var proof: ContentProof?
+    /// The metalink's piece digests, when the download has them (set before the first byte).
+    var pieces: Metalink.Pieces?
+    /// The file's size, for the last piece's end.
+    private let fileSize: Int64?
+    /// Hashes the pieces a 206 delivers whole, when ``pieces`` are known.
+    private(set) var pieceCheck: PieceHasher?
 
     init(id: Int, segment: EngineSegment, requested: ByteRange?, url: String, writer: WriteQueue, pool: BufferPool,
          remote: RemoteFile, toUserURL: Bool, now: Double) throws(DownloadError) {
@@ -71,6 +77,7 @@ final class SegmentTransfer {
         self.validator = ResponseValidator(remote: remote, asked: requested, toUserURL: toUserURL)
         self.buffer = pool.take()
         self.startedAt = now
+        fileSize = remote.size
         alignBuffer()
     }
 
@@ -115,6 +122,14 @@ final class SegmentTransfer {
         }
         contentCheck?.update(UnsafeRawBufferPointer(rebasing: bytes[0..<usable]))
         bytesReceived += Int64(usable)
+        if let pieceCheck {
+            for piece in pieceCheck.update(UnsafeRawBufferPointer(rebasing: bytes[0..<usable]), segmentEnd: segment.state.range.upper)
+            where piece.matched {
+                segment.provenPieces.append(piece)
+            }
+            // A bad piece stops the response: its bytes from that piece on are rejected (``RangeProof``).
+            if pieceCheck.mismatch != nil { return 0 }
+        }
         guard usable == bytes.count else {
             // Past the segment's end: either a stolen tail (expected) or an overlong body.
             if let requested, segment.state.range.upper < requested.upper {
@@ -167,7 +182,9 @@ final class SegmentTransfer {
         verdict = validator.verdict(head)
         sawOtherETag = validator.carriesOtherETag(head)
         if let error = verdict.error { failure = (error, !verdict.isRetriable) }
-        if verdict == .accept, requested != nil { contentCheck = ContentDigestCheck(head: head, start: nextOffset) }
+        guard verdict == .accept, requested != nil, head.status == 206 else { return }
+        contentCheck = ContentDigestCheck(head: head, start: nextOffset)
+        pieceCheck = PieceHasher(pieces: pieces, size: fileSize, start: nextOffset)
     }
 
     /// Where the segment's bytes stop being vouched for while this response runs: its first

@@ -72,6 +72,9 @@ final class TransferEngine: CurlLoopClient {
     /// The bytes each mirror delivered, by the mirror's URL (see ``SourceSet/mirrorExtents``).
     var mirrorExtents: [String: [ByteRange]] { sources.sourceSet.mirrorExtents }
 
+    /// The metalink pieces proven as they arrived (``EngineConfiguration/pieces``), all written.
+    var provenPieces: [Int] { book.segments.flatMap(\.writtenProvenPieces) }
+
     /// Connections the scheduler allows now.
     var targetConnections: Int { scheduler.targetConnections }
 
@@ -275,6 +278,7 @@ final class TransferEngine: CurlLoopClient {
             throw error
         }
         transfer.sourceID = id
+        transfer.pieces = configuration.pieces
         transfer.configure(configuration.request, ifRange: source.ifRangeValidator,
                            connectionLifetime: requested.flatMap { scheduler.connectionLifetimeSeconds(requestBytes: $0.count) },
                            limiter: speedLimit?.bucket)
@@ -358,14 +362,14 @@ final class TransferEngine: CurlLoopClient {
         pool.give(transfer.recyclableBuffer)
         report(.requestEnded(transfer.end(result: result, connectionSawLoss: sawLoss, now: MonotonicTime.now())))
         if let version = transfer.httpVersion { httpVersion = version }
-        if case .rejectRange(let error) = transfer.finalVerdict {
-            // Before progress is counted: rejected bytes are no progress.
-            try reject(transfer, error)
+        // Before progress is counted: rejected bytes are no progress.
+        switch RangeProof(ended: transfer, userURL: sources[source: transfer.sourceID].userURL) {
+        case .keep:
+            break
+        case .reject(let start, let warning, let error):
+            try reject(transfer, from: start, warning, error)
             return
-        }
-        if transfer.stoppedAtSegmentEnd, transfer.proof == .unproven, let start = transfer.contentCheck?.start {
-            // Cut by us at a stolen tail (split before its source was known to send digests):
-            // never provable, so not kept; the segment asks for it again, no try spent.
+        case .unprovable(let start):
             try discard(segment, from: start)
             sources.learn(from: transfer)
             return
@@ -430,18 +434,14 @@ final class TransferEngine: CurlLoopClient {
         try retry(segment, after: error, retryAfter: nil, blame: refusedConnection ? .pushback : .segment)
     }
 
-    /// Rejects the bytes of a response that failed its `Content-Digest`: the segment goes back to
-    /// where the response began (its writes land first, so none is counted later), the source is
-    /// blamed and named, and the range is asked again, of another source when there is one.
-    private func reject(_ transfer: SegmentTransfer, _ error: DownloadError) throws(DownloadError) {
-        let segment = transfer.segment
-        guard let start = transfer.contentCheck?.start else { return }
-        try discard(segment, from: start)
-        segment.distrusted = transfer.sourceID
-        let range = ByteRange(start, max(start, min(segment.state.range.upper, start + (transfer.contentCheck?.length ?? 0))))
-        report(.warning(.contentDigestMismatch(url: Redaction.url(sources[source: transfer.sourceID].userURL), range: range)))
+    /// Rejects the bytes of a response that failed its proof (see ``RangeProof/reject(from:warning:error:)``).
+    private func reject(_ transfer: SegmentTransfer, from start: Int64, _ warning: DownloadWarning,
+                        _ error: DownloadError) throws(DownloadError) {
+        try discard(transfer.segment, from: start)
+        transfer.segment.distrusted = transfer.sourceID
+        report(.warning(warning))
         if let drop = sources.failed(transfer, why: error.message) { carryOut([drop]) }
-        try retry(segment, after: error, retryAfter: 0)
+        try retry(transfer.segment, after: error, retryAfter: 0)
     }
 
     /// The server refused a connection (429, 503, a refused or reset connect): fewer connections.
