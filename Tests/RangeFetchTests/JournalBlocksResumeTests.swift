@@ -6,30 +6,9 @@ import Testing
 /// partial file is caught, a killed download records the CRCs of what it wrote and resumes
 /// cheaply, a damaged block costs only its segment's tail, and a version 1 journal still resumes.
 @Suite(.serialized)
-final class JournalBlocksResumeTests {
-    static let size: Int64 = 64 << 20
-    static let connections = 4
-    static let ratePerRequest: Int64 = 4 << 20
-
-    let www: TemporaryDirectory
-    let out: TemporaryDirectory
-    let nginx: NginxServer
-    let source: String
-
-    init() throws {
-        www = try TemporaryDirectory("rf-www")
-        out = try TemporaryDirectory("rf-out")
-        nginx = try NginxServer(docroot: www.path, slowRate: "\(Self.ratePerRequest / 1024)k")
-        source = try www.randomFile("data.bin", size: Self.size)
-    }
-
-    deinit { nginx.stop() }
-
-    var url: String { nginx.baseURL + "/slow/data.bin" }
-    var target: String { out.file("data.bin") }
+final class JournalBlocksResumeTests: SlowNginxSuite {
     var partial: String { out.file("data.bin.part") }
     var journal: String { out.file("data.bin.part.rfjournal") }
-    var arguments: [String] { [url, "-o", target, "-n", "\(Self.connections)", "--min-segment", "16M"] }
     static let grid = BlockGrid(fileSize: size)
 
     func bytesServed() -> Int64 {

@@ -61,20 +61,28 @@ final class MetalinkDownloadTests {
         return path
     }
 
+    /// Two fault servers with 16 MiB at `name`, the second (`lying`) corrupting one range after
+    /// passing its samples (its probe is a HEAD and its 4 samples are 206s: the 5th 206, its
+    /// first range, is corrupted), and a metalink (`meta`) naming both with 1 MiB piece digests.
+    private func corruptingMirror(_ name: String) throws -> (servers: [FaultServer], size: Int64, meta: String, lying: String) {
+        let reference = try FaultServer()
+        defer { reference.stop() }
+        let size: Int64 = 16 << 20
+        let (whole, pieces) = Self.digests(of: try reference.expectedBytes(size: size))
+        let servers = try (0..<2).map { _ in try FaultServer() }
+        let lying = servers[1].dataURL(size: size, name: name, "rate=4000000&corruptevery=5&corruptcount=1")
+        let meta = try write(Self.metalink(name: name, size: size, sha256: whole, pieces: pieces,
+                                           urls: [servers[0].dataURL(size: size, name: name, "rate=4000000"), lying]),
+                             as: name.replacingOccurrences(of: ".bin", with: ".meta4"))
+        return (servers, size, meta, lying)
+    }
+
     /// The case: 16 MiB in 1 MiB pieces over two sources, the mirror corrupting one range
     /// after passing its samples. The file is exact, the mirror is named, and only its bad piece
     /// came twice: the servers sent at most 1.1 times the file.
     @Test func aCorruptingMirrorsBadPieceIsFetchedAgainAndItIsBlamed() throws {
-        let reference = try FaultServer()
-        let servers = try (0..<2).map { _ in try FaultServer() }
-        defer { (servers + [reference]).forEach { $0.stop() } }
-        let size: Int64 = 16 << 20
-        let (whole, pieces) = Self.digests(of: try reference.expectedBytes(size: size))
-        reference.stop()
-        // The mirror's probe is a HEAD and its 4 samples are 206s: the 5th 206, its first range, is corrupted.
-        let lying = servers[1].dataURL(size: size, name: "p.bin", "rate=4000000&corruptevery=5&corruptcount=1")
-        let meta = try write(Self.metalink(name: "p.bin", size: size, sha256: whole, pieces: pieces,
-                                           urls: [servers[0].dataURL(size: size, name: "p.bin", "rate=4000000"), lying]), as: "p.meta4")
+        let (servers, size, meta, lying) = try corruptingMirror("p.bin")
+        defer { servers.forEach { $0.stop() } }
         let result = try runCLI([meta, "-d", out.path, "-n", "8"])
         #expect(result.status == 0, "\(result.stderr)")
         let stats = try servers.map { try $0.stats() }
@@ -93,15 +101,8 @@ final class MetalinkDownloadTests {
     /// the piece is asked again at once (a retry of that very range, in the same engine run,
     /// answered by the honest server); no after-run round reads it back or fetches it again.
     @Test func aBadPieceIsRefetchedFromTheOtherSourceDuringTheRun() throws {
-        let reference = try FaultServer()
-        let servers = try (0..<2).map { _ in try FaultServer() }
-        defer { (servers + [reference]).forEach { $0.stop() } }
-        let size: Int64 = 16 << 20
-        let (whole, pieces) = Self.digests(of: try reference.expectedBytes(size: size))
-        reference.stop()
-        let lying = servers[1].dataURL(size: size, name: "f.bin", "rate=4000000&corruptevery=5&corruptcount=1")
-        let meta = try write(Self.metalink(name: "f.bin", size: size, sha256: whole, pieces: pieces,
-                                           urls: [servers[0].dataURL(size: size, name: "f.bin", "rate=4000000"), lying]), as: "f.meta4")
+        let (servers, size, meta, lying) = try corruptingMirror("f.bin")
+        defer { servers.forEach { $0.stop() } }
         let result = try runCLI(["--json", "-v", meta, "-d", out.path, "-n", "8"])
         #expect(result.status == 0, "\(result.stderr)")
         let events = result.stdout.split(separator: "\n").compactMap {
