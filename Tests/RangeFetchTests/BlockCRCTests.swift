@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import RangeFetch
 
@@ -158,5 +159,33 @@ struct BlockCRCTests {
         #expect(carried[2].blocks == [])
         #expect(carried[3].blocks == Array(old[0].blocks?[2...] ?? []))
         #expect(carried[4].blocks == old[1].blocks)
+    }
+
+    // MARK: Reading back
+
+    /// `BlockReader` reads a resumed segment's blocks from disk: every block as far as written
+    /// when none are recorded, the recorded ones up to and including the first that differs;
+    /// and a cancelled download stops it with an error saying the bytes are kept.
+    @Test func theReaderStopsAtTheFirstBadBlockAndWhenCancelled() throws {
+        let directory = try TemporaryDirectory("rf-blocks")
+        let path = directory.file("f.part")
+        try Data(Self.data).write(to: URL(fileURLWithPath: path))
+        let file = try PartialFile(path: path, readOnly: true)
+        let reader = BlockReader(file: file, grid: Self.grid, cancellation: CancellationFlag())
+        let range = ByteRange(0, 1000)
+        let expected = Self.expected(range: range, writtenEnd: 450)
+        #expect(try reader.crcs(of: SegmentState(range: range, written: 450)) == expected)
+        var wrong = expected
+        wrong[1] ^= 1
+        #expect(try reader.crcs(of: SegmentState(range: range, written: 450, blocks: wrong)) == Array(expected[0...1]))
+
+        let cancelled = CancellationFlag()
+        cancelled.cancel()
+        #expect {
+            try BlockReader(file: file, grid: Self.grid, cancellation: cancelled).crcs(of: SegmentState(range: range, written: 450))
+        } throws: { error in
+            let error = error as? DownloadError
+            return error?.code == .cancelled && error?.message.contains("they are kept") == true
+        }
     }
 }
