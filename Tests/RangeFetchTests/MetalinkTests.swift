@@ -46,6 +46,7 @@ struct MetalinkTests {
     @Test(arguments: [
         ("../../etc/x", "x"), ("/etc/passwd", "passwd"), ("dir/sub/f.iso", "f.iso"),
         (".bashrc", "bashrc"), ("  f.iso ", "f.iso"), ("..\\..\\win.ini", "win.ini"),
+        (". .bashrc", "bashrc"), ("dir/. . .profile", "profile"),
     ])
     func namesAreMadeSafe(name: String, saved: String) throws {
         let metalink = try Metalink.parse(Self.document("<url>http://a.example/f</url>", name: name), origin: "x")

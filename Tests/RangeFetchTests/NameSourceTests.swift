@@ -20,7 +20,13 @@ struct NameSourceTests {
         Case(source: .givenURL, url: "http://h/dir/", expected: FileName.fallback),
         Case(source: .givenURL, url: "http://h/a/%2e%2e", expected: FileName.fallback),
         Case(source: .givenURL, url: "http://h/a/%2E", expected: FileName.fallback),
-        Case(source: .givenURL, url: "http://h/a/..%2Fetc%2Fpasswd", expected: "passwd"),
+        Case(source: .givenURL, url: "http://h/a/..%2Fetc%2Fpasswd", expected: ".._etc_passwd"),
+        // An encoded separator is never a path, and a dot spelt in escapes is not the user's.
+        Case(source: .givenURL, url: "http://h/innocent%2f.bashrc", expected: "innocent_.bashrc"),
+        Case(source: .givenURL, url: "http://h/innocent%5C.bashrc", expected: "innocent_.bashrc"),
+        Case(source: .givenURL, url: "http://h/%2E%20.bashrc", expected: "bashrc"),
+        Case(source: .givenURL, url: "http://h/a%E2%80%AEcod.exe", expected: "acod.exe"),
+        Case(source: .givenURL, url: "http://h/a%C2%85b.bin", expected: "ab.bin"),
         Case(source: .givenURL, url: "http://h/.profile", expected: ".profile"),
         Case(source: .givenURL, url: "http://h/na%C3%AFve%07.bin", expected: "naïve.bin"),
         // -J: Content-Disposition, else the redirect target's segment, else the URL's; made safe.
@@ -30,6 +36,13 @@ struct NameSourceTests {
         Case(source: .server, url: "http://h/get", redirectedTo: "http://cdn/store/.bashrc", expected: "bashrc"),
         Case(source: .server, url: "http://h/get", redirectedTo: "http://cdn/r.iso", disposition: "attachment; filename=cd.iso", expected: "cd.iso"),
         Case(source: .server, url: "http://h/model.bin", disposition: "attachment; filename=\"..\"", expected: "model.bin"),
+        // The rule is a fixed point: stripping a dot then a space cannot leave a dot in front.
+        Case(source: .server, url: "http://h/m.bin", disposition: "attachment; filename=\". .bashrc\"", expected: "bashrc"),
+        Case(source: .server, url: "http://h/m.bin", disposition: "attachment; filename*=UTF-8''%2E%20.ssh", expected: "ssh"),
+        Case(source: .server, url: "http://h/m.bin", disposition: "attachment; filename*=UTF-8''.%C2%A0.%09.profile", expected: "profile"),
+        Case(source: .server, url: "http://h/get", redirectedTo: "http://cdn/%2E%20.bash_logout", expected: "bash_logout"),
+        Case(source: .server, url: "http://h/m.bin", disposition: "attachment; filename=\"report\u{202E}fdp.exe\"", expected: "reportfdp.exe"),
+        Case(source: .server, url: "http://h/m.bin", disposition: "attachment; filename=\". . .\"", expected: "m.bin"),
         Case(source: .server, url: "http://h/model.bin", redirectedTo: "http://cdn/", disposition: "inline", expected: "model.bin"),
         // Without a redirect the last segment is the user's own, hidden name included.
         Case(source: .server, url: "http://h/.profile", expected: ".profile"),

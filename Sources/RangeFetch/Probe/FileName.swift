@@ -30,18 +30,51 @@ public enum FileName {
         sanitize(raw, from: .server)
     }
 
-    /// A name safe to create in the output directory: the last path component only, no control
-    /// characters, no surrounding white space, not `.` or `..`, no leading dot from a server,
-    /// cut to ``maximumBytes`` (``fitted(_:maximumBytes:)``). `nil` when nothing is left.
+    /// A name safe to create in the output directory: the last path component only, with no
+    /// control characters (C0, DEL, C1), no bidirectional overrides or marks (which make
+    /// `exe.txt` of `txt.exe` on screen), no surrounding white space, not `.` or `..`, no
+    /// leading dot from a server, cut to ``maximumBytes`` (``fitted(_:maximumBytes:)``). `nil`
+    /// when nothing is left.
+    ///
+    /// The rule is a fixed point: dropping, trimming and stripping repeat until nothing changes,
+    /// so `". .bashrc"` cannot become `.bashrc` by losing its first dot and then its space.
+    ///
+    /// | offered | from a server | from the user's URL |
+    /// |---|---|---|
+    /// | `. .bashrc`, `.\u{A0}. .ssh` | `bashrc`, `ssh` | `. .bashrc`, `.\u{A0}. .ssh` |
+    /// | `a/b/.profile` | `profile` | `.profile` |
+    /// | `evil\u{202E}txt.exe` | `eviltxt.exe` | `eviltxt.exe` |
+    /// | ` ..`, `. . .` | `nil` | `nil`, `. . .` |
     public static func usable(_ raw: String, from origin: Origin) -> String? {
         let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var name = String(String.UnicodeScalarView(lastComponent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
-        name = String(name.trimmingASCIIWhitespace())
-        if origin == .server {
-            name = String(String(name.drop(while: { $0 == "." })).trimmingASCIIWhitespace())
+        var name = lastComponent
+        while true {
+            var next = String(String.UnicodeScalarView(name.unicodeScalars.filter(isKept)))
+            next = trimmingWhiteSpace(next)
+            if origin == .server { next = String(next.drop(while: { $0 == "." })) }
+            if next == name { break }
+            name = next
         }
         if name.isEmpty || name == "." || name == ".." { return nil }
         return fitted(name)
+    }
+
+    /// Whether a scalar may stay in a file name: not a C0 or C1 control, not DEL, and not a
+    /// bidirectional override, embedding, isolate or mark.
+    static func isKept(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F: return false
+        case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069: return false
+        default: return true
+        }
+    }
+
+    /// `text` without white space (any Unicode white space, not only ASCII) at either end.
+    private static func trimmingWhiteSpace(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        return String(scalars[first...last])
     }
 
     /// `name` cut to at most `maximumBytes` UTF-8 bytes: the end of its stem goes, its extension
@@ -91,11 +124,21 @@ public enum FileName {
     }
 
     /// The last path segment of a URL path, percent-decoded; `nil` when the path ends in `/`.
+    /// An encoded separator (`%2F`, `%5C`) decodes to `_`, never to a path: `innocent%2f.bashrc`
+    /// is `innocent_.bashrc`, not `.bashrc`.
     public static func fromURLPath(_ path: String) -> String? {
+        guard let last = lastRawSegment(ofPath: path) else { return nil }
+        guard let decoded = percentDecode(last) else { return last }
+        return String(decoded.map { $0 == "/" || $0 == "\\" ? "_" : $0 })
+    }
+
+    /// The last path segment of a URL path as written (still percent-encoded, no query); `nil`
+    /// when the path ends in `/`.
+    static func lastRawSegment(ofPath path: String) -> String? {
         let withoutQuery = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         guard let last = withoutQuery.split(separator: "/", omittingEmptySubsequences: false).last,
               !last.isEmpty else { return nil }
-        return percentDecode(String(last)) ?? String(last)
+        return String(last)
     }
 
     private static func splitParameters(_ header: String) -> [Substring] {

@@ -18,7 +18,7 @@ public enum NameSource: Sendable, Equatable {
     /// The local name for a file requested as `url`, whose redirects ended at `redirectedTo`
     /// (`nil`: none), answered with `contentDisposition` (the header's value, if any).
     public func name(url: String, redirectedTo: String?, contentDisposition: String?) -> String {
-        let given = Self.lastSegment(of: url).flatMap { FileName.usable($0, from: .userURL) }
+        let given = Self.givenName(of: url)
         guard self == .server else { return given ?? FileName.fallback }
         var offered = [contentDisposition.flatMap(FileName.fromContentDisposition)]
         // Without a redirect (or one to the same name) the last segment is the user's own.
@@ -52,5 +52,13 @@ public enum NameSource: Sendable, Equatable {
 
     private static func lastSegment(of url: String) -> String? {
         URLParts(url).flatMap { FileName.fromURLPath($0.path) }
+    }
+
+    /// The given URL's own name, made safe. A leading dot is the user's choice only when they
+    /// can see it: `/.profile` keeps it, `/%2E%20.bashrc` (a dot spelt in escapes) loses it.
+    private static func givenName(of url: String) -> String? {
+        guard let parts = URLParts(url), let name = FileName.fromURLPath(parts.path) else { return nil }
+        let visibleDot = FileName.lastRawSegment(ofPath: parts.path)?.hasPrefix(".") ?? false
+        return FileName.usable(name, from: visibleDot ? .userURL : .server)
     }
 }
