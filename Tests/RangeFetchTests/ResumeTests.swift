@@ -155,6 +155,29 @@ final class ResumeTests: SlowNginxSuite {
         #expect(bytesServed() <= Self.size - prefix + allowancePerKill)
     }
 
+    /// `--continue` onto a file that only has the download's name: its bytes are checked at both
+    /// ends of the prefix before any is taken, and a mismatch is refused with nothing changed.
+    @Test(arguments: ["foreign", "zero-tail", "tiny"])
+    func continueRefusesAPrefixThatIsNotTheFilesStart(_ kind: String) throws {
+        let prefix: Int64 = Self.size / 2
+        let make = switch kind {
+        case "foreign": "head -c \(prefix) /dev/urandom > '\(target)'"
+        // The right first bytes, then a zero-filled tail (a preallocated file cut short).
+        case "zero-tail": "{ head -c \(prefix - 4096) '\(source)'; head -c 4096 /dev/zero; } > '\(target)'"
+        default: "printf 'not the file' > '\(target)'"
+        }
+        #expect(try TestProcess.run("/bin/sh", ["-c", make]).status == 0)
+        let before = try Checksums.sha256sum(target)
+        let refused = try runCLI(["--continue"] + arguments)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("is not the start of") && refused.stderr.contains("--overwrite"), "\(refused.stderr)")
+        #expect(try Checksums.sha256sum(target) == before)
+        #expect(!out.exists("data.bin.part") && !out.exists("data.bin.part.rfjournal"))
+        let replaced = try runCLI(["--overwrite"] + arguments)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+    }
+
     @Test func untrustworthyLeftoversStartOverWithAWarning() throws {
         // A partial file larger than the remote, with no journal.
         let junk = try TestProcess.run("/bin/sh", ["-c", "head -c \(Self.size + 4096) /dev/urandom > '\(target).part'"])

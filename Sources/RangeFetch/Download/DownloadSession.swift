@@ -185,6 +185,9 @@ final class DownloadSession {
             case .replace:
                 break
             case .adopt(let prefixBytes):
+                // Foreign bytes are refused before anything moves: the file stays as it was.
+                try ExistingPrefixCheck(fetcher: SmallGet(request: options.request, cancellation: cancellation, loop: loop))
+                    .check(path: paths.final, prefixBytes: prefixBytes, remote: remote)
                 try DownloadError.withSystemCalls { () throws(SystemCallError) in
                     try FileSystem.durableRename(paths.final, to: paths.partial)
                 }
