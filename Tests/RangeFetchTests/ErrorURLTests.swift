@@ -52,10 +52,10 @@ final class ErrorURLTests {
     }
 
     /// Retried until the tries are spent: the given-up error, reworded, keeps the URL.
-    @Test func wrongContentRangeCarriesItsURLAfterGivingUp() async {
-        let url = server.dataURL(size: Self.size, "wrongrange=1&\(Self.signature)")
+    @Test func aBadContentDigestCarriesItsURLAfterGivingUp() async {
+        let url = server.dataURL(size: Self.size, "contentdigest=bad&\(Self.signature)")
         let error = await download(url)
-        #expect(error?.message.contains("Content-Range") == true && error?.message.contains("gave up") == true,
+        #expect(error?.message.contains("Content-Digest") == true && error?.message.contains("gave up") == true,
                 "\(String(describing: error))")
         expectURL(error, url)
     }

@@ -118,6 +118,8 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   wrongrange=1        206 answers claim a different range than asked, with the bytes of the claim:
                       a+1..b+1 normally; a-1..b-1 when b is the last byte; a..b-1 for the whole
                       resource (a single-byte whole resource gets 416).
+  rangeunsatisfied=1  every satisfiable Range answers 416 with "Content-Range: bytes */SIZE" (the
+                      size HEAD announced): a server that advertises ranges and refuses them all.
   extra=N             206 bodies carry N bytes more than the Content-Range (the following bytes of
                       the stream), with ...
   extramode=length    ... (default) a Content-Length that announces them (libcurl delivers them);
@@ -933,7 +935,7 @@ class Handler(BaseHTTPRequestHandler):
 
         if range_header is not None and not ignore_range:
             parsed = parse_range(range_header, res.size)
-            if parsed == "unsatisfiable":
+            if parsed == "unsatisfiable" or (parsed is not None and faults.flag("rangeunsatisfied")):
                 self.unsatisfiable(res, faults)
                 return
             if parsed is not None:

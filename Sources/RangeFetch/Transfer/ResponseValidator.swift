@@ -7,7 +7,8 @@
 /// | Response                                                    | Verdict            |
 /// |-------------------------------------------------------------|--------------------|
 /// | head over the limits, unusable `Content-Length`             | `fatal`            |
-/// | 416                                                         | `restartWhole`     |
+/// | 416 whose `*/SIZE` is the file's size, to a range inside it  | `oneStream`        |
+/// | other 416                                                   | `restartWhole`     |
 /// | 401, 403, 410, 400 with an expiry body; request to a redirect target | `reResolve` |
 /// | the same, request to the user's URL                         | `excludeSource`    |
 /// | 429, 503                                                    | `pushback`         |
@@ -18,7 +19,7 @@
 /// | range asked, another origin's ETag, 200                     | `retry` (If-Range by date next) |
 /// | range asked, 2xx other than 206; or Content-Encoding        | `oneStream`        |
 /// | 206 whose complete length is not the file's size            | `restartWhole`     |
-/// | 206 with another range                                      | `retry`            |
+/// | 206 with another range                                      | `oneStream`        |
 /// | otherwise                                                   | `accept`           |
 ///
 /// Once an accepted 206's body has ended, ``verdict(content:)`` judges it by its
@@ -39,7 +40,7 @@ struct ResponseValidator: Sendable {
         let url = remote.url
         if let malformed = head.malformation(url: url) { return .fatal(malformed) }
         if let error = head.statusError(url: url, range: asked) {
-            return statusVerdict(head.status, error: error, errorBody: errorBody)
+            return statusVerdict(head, error: error, errorBody: errorBody)
         }
         if let changed = changedVersion(head) { return .restartWhole(changed) }
         guard let asked else { return .accept }
@@ -57,7 +58,9 @@ struct ResponseValidator: Sendable {
             if let total = head.contentRange?.completeLength, total != remote.size {
                 return .restartWhole(DownloadError(.remoteChanged, "\(url): file size changed on the server from \(remote.size ?? 0) to \(total) bytes.", url: url))
             }
-            return .retry(mismatch, after: nil)
+            // A server that answers other bytes than asked cannot be given ranges: one plain
+            // stream (curl's and aria2c's way) is what it can serve. Its body is never written.
+            return .oneStream(DownloadError(.rangesNotHonoured, "\(mismatch.message); its ranges cannot be trusted", url: url))
         }
         return .accept
     }
@@ -76,7 +79,14 @@ struct ResponseValidator: Sendable {
         head.malformation(url: remote.url) == nil && (200..<300).contains(head.status) && identity(head) == .otherETag
     }
 
-    private func statusVerdict(_ status: Int, error: DownloadError, errorBody: String) -> ResponseVerdict {
+    private func statusVerdict(_ head: ResponseHead, error: DownloadError, errorBody: String) -> ResponseVerdict {
+        let status = head.status
+        if status == 416, let asked, let size = remote.size, asked.upper <= size,
+           let unsatisfied = head.contentRange, unsatisfied.range == nil, unsatisfied.completeLength == size {
+            // The size it refuses a range of is the size it announced: the file did not change,
+            // the server just does not serve ranges of it.
+            return .oneStream(DownloadError(.rangesNotHonoured, "\(remote.url): server refused range \(asked.httpRangeSpec) of its \(size)-byte file as not satisfiable (HTTP 416)", url: remote.url))
+        }
         if status == 416 {
             return .restartWhole(DownloadError(.remoteChanged, "\(remote.url): range \(asked?.httpRangeSpec ?? "") not satisfiable; the file on the server changed (was \(remote.size ?? 0) bytes).", url: remote.url))
         }
