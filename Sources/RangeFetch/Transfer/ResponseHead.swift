@@ -116,7 +116,7 @@ struct ResponseHead: Sendable {
     /// `Content-Length` that is no length.
     func malformation(url: String) -> DownloadError? {
         if exceededLimits {
-            return DownloadError(.protocolViolation, "\(url): server sent response headers over \(ResponseLimits.maximumHeadBytes >> 10) KiB or \(ResponseLimits.maximumHeadLines) lines; refusing the response", url: url)
+            return DownloadError(.protocolViolation, "\(url): server sent a response head over \(ResponseLimits.maximumHeadBytes >> 10) KiB or \(ResponseLimits.maximumHeadLines) lines (libcurl takes no larger head); refusing the response", url: url)
         }
         if let invalid = invalidContentLength {
             return DownloadError(.protocolViolation, "\(url): server sent an unusable Content-Length '\(ResponseLimits.quoted(invalid))' (not a byte count up to 4 EiB)", url: url)
