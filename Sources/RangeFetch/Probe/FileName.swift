@@ -32,7 +32,7 @@ public enum FileName {
 
     /// A name safe to create in the output directory: the last path component only, no control
     /// characters, no surrounding white space, not `.` or `..`, no leading dot from a server,
-    /// cut to ``maximumBytes`` (``fitted(_:maximumBytes:)``). `nil` when nothing is left.
+    /// cut to ``maximumBytes`` (`fitted(_:maximumBytes:)`). `nil` when nothing is left.
     public static func usable(_ raw: String, from origin: Origin) -> String? {
         let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var name = String(String.UnicodeScalarView(lastComponent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
