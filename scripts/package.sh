@@ -13,6 +13,7 @@
 #   /usr/share/zsh/vendor-completions/_rangefetch
 #   /usr/share/fish/vendor_completions.d/rangefetch.fish
 #   /usr/share/doc/rangefetch/{README.md,copyright}
+#   /usr/share/doc/rangefetch/docs/*.md (the pages the README links), events.schema.json
 # and Depends: on the Debian packages that own the shared libraries the binary links (from ldd).
 # The check installs the .deb, downloads 256 MiB from a local nginx with `env -i PATH=/usr/bin:/bin`
 # (no Swift anywhere on the path), finds the man page and the completion, and removes it again.
@@ -51,6 +52,9 @@ install -d "$stage/usr/share/bash-completion/completions" "$stage/usr/share/zsh/
 install -m 0644 README.md "$stage/usr/share/doc/rangefetch/README.md"
 install -m 0644 LICENSE "$stage/usr/share/doc/rangefetch/copyright"
 chmod 0644 "$stage"/usr/share/*/*/* "$stage"/usr/share/*/*/*/* 2>/dev/null || true
+# The README links the pages under docs/ (docs/usage.md, …): beside it, its links work.
+install -d "$stage/usr/share/doc/rangefetch/docs"
+install -m 0644 docs/*.md docs/events.schema.json "$stage/usr/share/doc/rangefetch/docs/"
 
 # Depends: the packages owning the shared libraries the binary itself names (ELF NEEDED, found
 # where ldd resolves them; theirs depend on the rest), the C library set aside.
@@ -108,6 +112,7 @@ if [ "${PACKAGE_CHECK:-1}" != 0 ]; then
         ! ldd /usr/bin/rangefetch | grep -Eq 'libswift|libFoundation|libdispatch'
         man -w rangefetch >/dev/null
         [ -f /usr/share/bash-completion/completions/rangefetch ]
+        [ -f /usr/share/doc/rangefetch/docs/usage.md ]
         dpkg -r rangefetch >&2
         if [ -e /usr/bin/rangefetch ] || [ -e /usr/share/man/man1/rangefetch.1.gz ] \
             || [ -e /usr/share/bash-completion/completions/rangefetch ] || dpkg -L rangefetch >/dev/null 2>&1; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test (unit, simulated links, fuzzing, nginx
-# integration, fault server), plus a short soak (5 SIGKILLs of a 32 MiB download; the full one
-# is scripts/soak.sh).
+# integration, fault server), plus the library's documentation (scripts/docs.sh: a broken DocC
+# symbol link fails the run) and a short soak (5 SIGKILLs of a 32 MiB download; the full one is
+# scripts/soak.sh). The documentation and the soak run only when no arguments are given.
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter ResumeTests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,9 @@ rf_test_requirements
 
 swift build
 if [ $# -eq 0 ]; then
+    # ~9 s once the build is warm (about a minute on a fresh checkout: DocC compiles the library
+    # again for its symbol graph); set -e makes a DocC warning fail the run here.
+    bash scripts/docs.sh
     # A kill every ~6 MiB of a small file costs relatively more than the full soak's every ~5 MiB
     # of 256 MiB with most of its bytes between kills; 1.25x still catches a journal that lags.
     python3 Tests/Support/soak.py "$(swift build --show-bin-path)/rangefetch" --cycles 5 --size-mb 32 --seed 1 --max-ratio 1.25

@@ -1,6 +1,6 @@
 import RangeFetch
 
-/// The CLI's exit statuses (documented in README.md).
+/// The CLI's exit statuses (documented in docs/usage.md, "Exit codes").
 enum ExitStatus {
     static let success: Int32 = 0
     static let other: Int32 = 1

@@ -39,7 +39,7 @@ extension Downloader {
 
     /// Downloads a batch whose list is streamed: ``BatchInput/entries`` first, then the list's
     /// entries as its lines are read, so the first file starts at once however long the list,
-    /// and memory does not grow with it. Otherwise as ``download(batch:options:events:)``
+    /// and memory does not grow with it. Otherwise as ``download(batch:options:events:)-([BatchEntry],_,_)``
     /// (entries given up front: `BatchInput(entries:)`).
     ///
     /// ``BatchInput/prefixes`` are listed the same way, a page at a time between the given entries
@@ -49,7 +49,7 @@ extension Downloader {
     /// ``S3Configuration/load(unsigned:)`` reads before the batch starts.
     ///
     /// Every entry is checked as it is reached, including other shards': its line, and its expected
-    /// path against every earlier entry's (``DistinctPaths``).
+    /// path against every earlier entry's (`DistinctPaths`).
     /// - Throws: as the other form; and a usage error naming the file and line (for a malformed
     ///   line, a path an earlier entry has, an unreadable or empty list) once the files taken up
     ///   before it have ended: no file after it is started. A listing that fails midway (an HTTP

@@ -4,7 +4,7 @@ import Glibc
 import CCurl
 
 /// Carries out a ``BenchPlan``: probes the URL, then for each connection count runs its own
-/// ``CurlLoop`` with one ranged request per connection (distinct slices of the file,
+/// `CurlLoop` with one ranged request per connection (distinct slices of the file,
 /// never more than the file per run), and summarises the sweep in a ``BenchReport``.
 public struct BenchMeasurer: Sendable {
     /// What the measurer reports while it works.

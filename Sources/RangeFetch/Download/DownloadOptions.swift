@@ -65,10 +65,10 @@ public struct DownloadOptions: Sendable {
     /// Where the name of a file saved into a directory comes from: by default the URL's last
     /// segment; ``NameSource/server`` trusts `Content-Disposition` and redirects (made safe).
     public var nameSource: NameSource = .givenURL
-    /// Whether a symbolic link at a ``Destination/file`` path is followed (the file it points
+    /// Whether a symbolic link at a ``Destination/file(_:)`` path is followed (the file it points
     /// to gets the bytes and the link stays): true for a path the user typed. A batch sets it
     /// false for names from a list, where a link is an error; a name the server chose
-    /// (``Destination/directory``) is never followed.
+    /// (``Destination/directory(_:)``) is never followed.
     public var followsLinkAtOutputPath = true
     /// Parallel connections (ranges in flight): adaptive by default.
     public var connections: ConnectionCount = .automatic

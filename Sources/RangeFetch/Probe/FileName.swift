@@ -33,7 +33,7 @@ public enum FileName {
     /// A name safe to create in the output directory: the last path component only, with no
     /// control characters (C0, DEL, C1), no bidirectional overrides or marks (which make
     /// `exe.txt` of `txt.exe` on screen), no surrounding white space, not `.` or `..`, no
-    /// leading dot from a server, cut to ``maximumBytes`` (``fitted(_:maximumBytes:)``). `nil`
+    /// leading dot from a server, cut to ``maximumBytes`` (`fitted(_:maximumBytes:)`). `nil`
     /// when nothing is left.
     ///
     /// The rule is a fixed point: dropping, trimming and stripping repeat until nothing changes,

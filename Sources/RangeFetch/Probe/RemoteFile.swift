@@ -3,7 +3,7 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     /// The URL the user asked for.
     public var url: String
     /// Where the probe's redirects ended, when they led away from ``url`` (`nil`: no redirect).
-    /// What the probe was told, not where requests go: that is the download's ``Source``'s to
+    /// What the probe was told, not where requests go: that is the download's `Source`'s to
     /// say (a signed target expires and is resolved afresh; mirrors have URLs of their own).
     public var redirectedTo: String?
     /// Length in bytes, when the server sent one for the unencoded body.

@@ -32,7 +32,7 @@ public struct URLParts: Sendable, Equatable {
         self.port = port
     }
 
-    /// Parses `text`; `nil` when libcurl cannot. A plain URL (``PlainURL``) is split without
+    /// Parses `text`; `nil` when libcurl cannot. A plain URL (`PlainURL`) is split without
     /// libcurl, as libcurl splits it.
     public init?(_ text: String) {
         if let plain = PlainURL(text) {

@@ -2,7 +2,7 @@
 /// URL, or an `s3://BUCKET/KEY` object (an `s3://BUCKET/PREFIX/` names every object under it).
 ///
 /// The one place that decides which schemes rangefetch takes; the transfers accept the same
-/// (``transferProtocols``). A pure value: no sockets, tested as a table.
+/// (`transferProtocols`). A pure value: no sockets, tested as a table.
 ///
 /// | text | ``Kind`` | failure |
 /// |---|---|---|
