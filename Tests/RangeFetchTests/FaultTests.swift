@@ -51,6 +51,27 @@ final class FaultTests {
         try expectExactFile(size: 3 << 20)
     }
 
+    /// A server that closes every response after 100 bytes: each try "progresses", but by too
+    /// little to count, so the download gives up after its tries with an error saying so, rather
+    /// than asking again for ever (3,779 requests in 60 s before).
+    @Test func everyResponseCutAfterAFewBytesGivesUpAfterItsTries() async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = await expectDownloadError {
+            try await self.download(self.server.dataURL(size: Self.size, "cut=100"), configure: {
+                $0.retry = RetryPolicy(maximumTries: 5, baseDelaySeconds: 0.01)
+            })
+        }
+        #expect(error?.message.contains("gave up after 5 tries") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("ends every response early") == true, "\(String(describing: error))")
+        #expect(clock.now - start < .seconds(60))
+        // Bounded by the plan's pieces (about four per connection) times the tries, with room
+        // for splits: about 100 here, where it was unbounded.
+        let requests = try server.stats().log.filter { $0.method == "GET" }.count
+        #expect(requests <= 200, "\(requests) requests")
+        expectNothingAtFinalPath()
+    }
+
     @Test(arguments: cutModes)
     func droppedConnectionsAreRetriedFromTheLastByteWritten(mode: String) async throws {
         let retries = Locked(0)

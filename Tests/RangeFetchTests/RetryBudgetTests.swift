@@ -42,6 +42,17 @@ struct RetryBudgetTests {
         #expect(decisions == test.expected)
     }
 
+    /// A failed try is progress only when it brought 64 KiB, or the whole rest of its range.
+    @Test func aTryThatBringsAFewBytesIsNoProgress() {
+        let rows: [(gained: Int64, rest: Int64, progress: Bool)] = [
+            (0, 64 << 20, false), (100, 64 << 20, false), ((64 << 10) - 1, 64 << 20, false),
+            (64 << 10, 64 << 20, true), (100, 100, true), (99, 100, false), (0, 0, false),
+        ]
+        for row in rows {
+            #expect(RetryBudget.isProgress(gained: row.gained, rest: row.rest) == row.progress, "\(row)")
+        }
+    }
+
     /// With one try allowed, a failure that is not the segment's (a dropped source, a fresh
     /// signed URL) is still retried; its own failure is not.
     @Test func oneTryStillSurvivesFailuresThatAreNotTheSegments() {

@@ -7,8 +7,10 @@ final class EngineSegment {
     /// Bytes handed to the write queue whose write has not completed yet; they follow
     /// `state.written` in the file and join it when the write completes.
     var queued: Int64 = 0
-    /// Failed tries since this segment last received a byte.
+    /// Failed tries since this segment last made progress (``RetryBudget/isProgress(gained:rest:)``).
     var triesWithoutProgress = 0
+    /// Tries in a row that ended having brought some bytes, but too few to count as progress.
+    var meagreTries = 0
     /// The most bytes ever written or queued for this segment: a single stream restarts from
     /// zero, so only passing this mark counts as progress.
     var bestWritten: Int64 = 0

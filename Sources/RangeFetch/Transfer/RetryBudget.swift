@@ -36,6 +36,25 @@ struct RetryBudget {
         self.maximumConnections = maximumConnections
     }
 
+    /// The least a failed try must bring to count as progress (its segment's tries start
+    /// afresh): 64 KiB, or the whole rest of its range when less is left. A server that closes
+    /// every response after 100 bytes otherwise gets a new try for ever (3,779 requests in 60 s
+    /// were seen), since each one "progressed".
+    ///
+    /// | bytes gained by the try | rest of the range before it | progress |
+    /// |---|---|---|
+    /// | 100                     | 64 MiB                      | no       |
+    /// | 65,535                  | 64 MiB                      | no       |
+    /// | 65,536                  | 64 MiB                      | yes      |
+    /// | 100                     | 100                         | yes      |
+    static let meagreTryBytes: Int64 = 64 << 10
+
+    /// Whether a try that brought `gained` new bytes, when `rest` bytes of its range were left,
+    /// is progress (see ``meagreTryBytes``).
+    static func isProgress(gained: Int64, rest: Int64) -> Bool {
+        gained > 0 && gained >= min(meagreTryBytes, rest)
+    }
+
     /// A segment received bytes beyond its best: the download progresses.
     mutating func segmentProgressed() {
         failuresWithoutProgress = 0

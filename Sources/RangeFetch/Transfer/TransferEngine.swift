@@ -297,7 +297,9 @@ final class TransferEngine: CurlLoopClient {
                        blame: RetryBudget.Blame = .segment) throws(DownloadError) {
         switch budget.charge(blame, segmentTries: &segment.triesWithoutProgress, receivedBytes: book.receivedBytes) {
         case .giveUp(let tries):
-            throw error.with(message: "\(error.message) — gave up after \(tries) tries")
+            let meagre = segment.meagreTries >= tries
+                ? " (each brought under \(ByteCount.format(RetryBudget.meagreTryBytes)): the server ends every response early)" : ""
+            throw error.with(message: "\(error.message) — gave up after \(tries) tries\(meagre)")
         case .retry(let tries):
             let jitter = Double.random(in: 0...1, using: &randomState)
             let delay = configuration.retry.delay(beforeRetry: tries, retryAfterSeconds: retryAfter, jitter: jitter)
@@ -377,9 +379,14 @@ final class TransferEngine: CurlLoopClient {
         // Bytes queued for writing count as progress: their writes land a moment later.
         let reached = segment.state.written + segment.queued
         if reached > segment.bestWritten {
+            let progressed = RetryBudget.isProgress(gained: reached - segment.bestWritten,
+                                                    rest: segment.state.range.count - segment.bestWritten)
+            segment.meagreTries = progressed ? 0 : segment.meagreTries + 1
             segment.bestWritten = reached
-            segment.triesWithoutProgress = 0
-            budget.segmentProgressed()
+            if progressed {
+                segment.triesWithoutProgress = 0
+                budget.segmentProgressed()
+            }
         }
         if transfer.overlong {
             report(.warning(.overlongResponse(url: Redaction.url(transfer.url), range: transfer.requested)))
