@@ -155,6 +155,7 @@ struct Get: AsyncParsableCommand {
                 url = metalink.apply(to: &options)
             }
             let downloader = Downloader(options: options)
+            reporter.waiting(for: url, options: options)
             let summary = try await Interrupts.cancelling { [url] () async throws(DownloadError) -> DownloadSummary in
                 try await downloader.download(url) { reporter.handle($0) }
             }

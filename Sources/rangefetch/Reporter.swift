@@ -65,6 +65,19 @@ final class Reporter: Sendable {
         }
     }
 
+    /// Before the server's first answer: on a terminal, "waiting for HOST:PORT…" at once (the
+    /// bar replaces it), so a server that never answers is not a blank screen; with `-v`, a line
+    /// saying how long such a server can hold the download up.
+    func waiting(for url: String, options: DownloadOptions) {
+        guard style != .json, let parts = URLParts(url) else { return }
+        let place = parts.host.contains(":") ? "[\(parts.host)]:\(parts.port)" : "\(parts.host):\(parts.port)"
+        if verbose {
+            let longest = options.retry.longestSilentServerSeconds(stallSeconds: options.request.stallTimeoutSeconds)
+            note("connecting to \(place); a server that never answers is given up after about \(Int(longest.rounded())) s (\(options.retry.maximumTries) tries of \(options.request.stallTimeoutSeconds) s without a byte; --max-tries sets the tries)")
+        }
+        if style == .bar { drawBar("waiting for \(place)…") }
+    }
+
     /// `--print-digest`: a `sha256sum` line, or with `--json` a `digest` event (the stream
     /// stays JSON lines, and `finish` stays last).
     func printDigest(_ digest: DigestValue, path: String) {

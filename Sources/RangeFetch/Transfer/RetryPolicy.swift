@@ -43,6 +43,15 @@ public struct RetryPolicy: Sendable, Equatable {
         return min(delay, maximumDelaySeconds) * (0.5 + 0.5 * min(max(jitter, 0), 1))
     }
 
+    /// The longest a server that accepts the connection and never answers can hold a download
+    /// up, in seconds: each try waits `stallSeconds` for a byte, and the waits between tries
+    /// are at their longest (no jitter). With the defaults (5 tries, 30 s) about 158 s.
+    public func longestSilentServerSeconds(stallSeconds: Int) -> Double {
+        let tries = max(1, maximumTries)
+        let waits = (1..<tries).reduce(0.0) { $0 + delay(beforeRetry: $1, retryAfterSeconds: nil, jitter: 1) }
+        return Double(tries * stallSeconds) + waits
+    }
+
     /// Parses a `Retry-After` value in seconds (the HTTP-date form is treated as absent).
     static func retryAfterSeconds(_ header: String?) -> Double? {
         guard let header, let seconds = Int(header.trimmingASCIIWhitespace()), seconds >= 0 else { return nil }
