@@ -74,6 +74,40 @@ final class LyingMirrorTests {
         #expect(result.stderr.contains("no checksum to prove the mirrors' bytes"))
     }
 
+    /// The same liar sending a `Content-Digest` of the zeros it sends: a digest a mirror makes of
+    /// its own bytes proves they arrived as sent, not that they are the file's, so its ranges are
+    /// still spot-checked, and it is caught (74 of 128 blocks were zeros, exit 0, before).
+    @Test func aMirrorVouchingForItsZerosWithContentDigestIsStillCaught() throws {
+        let size: Int64 = 32 << 20
+        let main = server.dataURL(size: size, name: "v.bin", "rate=6000000&contentdigest=good")
+        let liar = "http://localhost:\(server.port)/data/\(size)/v.bin?zerosover=8192&contentdigest=sent"
+        let result = try runCLI([main, "--mirror", liar, "-n", "4", "--min-segment", "1M", "-o", out.file("v.bin")])
+        #expect(result.status == 0, "\(result.stderr)")
+        try server.expectFile(out.file("v.bin"), size: size, sourceLocation: #_sourceLocation)
+        #expect(result.stderr.contains("mirror http://localhost:\(server.port)") && result.stderr.contains("differ from the main URL"),
+                "\(result.stderr)")
+    }
+
+    /// Which Content-Digest proofs spare bytes their spot check: the main URL's match, never a
+    /// mirror's; a mismatch rejects them wherever they came from.
+    @Test func onlyTheMainURLsOwnDigestSettlesItsBytes() {
+        #expect(EngineSources.settlesDeliveredBytes(.matched, fromMain: true))
+        #expect(!EngineSources.settlesDeliveredBytes(.matched, fromMain: false))
+        #expect(EngineSources.settlesDeliveredBytes(.mismatched(algorithm: .sha256, expected: "a", actual: "b"), fromMain: false))
+        #expect(!EngineSources.settlesDeliveredBytes(.unproven, fromMain: false))
+        #expect(!EngineSources.settlesDeliveredBytes(nil, fromMain: true))
+    }
+
+    /// An https download given a plain-http mirror says so: those bytes cross the network in the
+    /// clear. (No TLS server is needed to judge the URLs.)
+    @Test func aPlainHTTPMirrorOfAnHTTPSDownloadIsNamed() {
+        #expect(MirrorAgreement.downgradesToPlainHTTP(main: "https://a/f", mirror: "http://b/f"))
+        #expect(MirrorAgreement.downgradesToPlainHTTP(main: "HTTPS://a/f", mirror: "HTTP://b/f"))
+        #expect(!MirrorAgreement.downgradesToPlainHTTP(main: "https://a/f", mirror: "https://b/f"))
+        #expect(!MirrorAgreement.downgradesToPlainHTTP(main: "http://a/f", mirror: "http://b/f"))
+        #expect(DownloadWarning.plainHTTPMirror(url: "http://b/f").message.contains("plain http"))
+    }
+
     @Test func anHonestMirrorPassesItsSpotChecksForAtMostOnePercentMoreBytes() throws {
         let size: Int64 = 32 << 20
         let main = server.dataURL(size: size, name: "h.bin", "rate=6000000")

@@ -40,6 +40,22 @@ final class TLSAndProxyTests {
         #expect(try Checksums.sha256sum(out.file("c.bin")) == Checksums.sha256sum(source))
     }
 
+    /// An https download with a plain-http mirror (the same nginx's plain port) warns once
+    /// that the mirror's bytes travel in the clear; the file is exact.
+    @Test func aPlainHTTPMirrorOfAnHTTPSDownloadIsWarnedAbout() throws {
+        let certificate = try makeCertificate()
+        let nginx = try NginxServer(docroot: www.path, certificate: certificate)
+        defer { nginx.stop() }
+        let source = try www.randomFile("m.bin", size: 8 << 20)
+        let url = "https://127.0.0.1:\(nginx.tlsPort ?? 0)/m.bin"
+        let mirror = nginx.baseURL + "/m.bin"
+        let result = try runCLI([url, "--mirror", mirror, "-o", out.file("m.bin"), "--cacert", certificate.cert, "-n", "4"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Checksums.sha256sum(out.file("m.bin")) == Checksums.sha256sum(source))
+        let warnings = result.stderr.split(separator: "\n").filter { $0.contains("is plain http while the main URL is https") }
+        #expect(warnings.count == 1, "\(result.stderr)")
+    }
+
     @Test func httpProxyFromTheEnvironmentIsUsed() throws {
         // The fault server answers absolute-form proxy requests like any other; the origin host
         // (.invalid never resolves) is only reachable through the proxy.

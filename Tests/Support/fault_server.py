@@ -178,10 +178,11 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
                       other bytes), on every content answer (200, 206, HEAD).
   digest=good|bad     legacy Digest: SHA-256=<base64>, same scope.
   contentmd5=good|bad Content-MD5: <base64 MD5 of the whole content>, on 200 answers only.
-  contentdigest=good|bad|unknown
+  contentdigest=good|bad|unknown|sent
                       Content-Digest (RFC 9530) on 206 answers: good: sha-256=:<base64>: of the
                       bytes this response carries (its content); bad: of other bytes; unknown: an
-                      algorithm nobody knows (xxh-test=:AAAA:).
+                      algorithm nobody knows (xxh-test=:AAAA:); sent: of the bytes really sent
+                      (the zeros of zerosover=, where that applies; else as good).
   corruptevery=K      every K-th 206 answer of this path+query (the K-th, 2K-th, ...) has its first
                       body byte flipped, while Content-Digest keeps the honest digest (a mirror
                       with a bad disk or a lying cache) ...
@@ -526,7 +527,7 @@ NUMBERS = {
 CHOICES = {
     "cutmode": ("fin", "rst"), "extramode": ("length", "trailing"),
     "reprdigest": ("good", "bad"), "digest": ("good", "bad"), "contentmd5": ("good", "bad"),
-    "contentdigest": ("good", "bad", "unknown"),
+    "contentdigest": ("good", "bad", "unknown", "sent"),
     "expirestatus": ("400", "401", "403", "410"), "limitstatus": ("429", "503"),
 }
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
@@ -1125,7 +1126,13 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Digest", "xxh-test=:AAAA:")
             return
         start, end = plan.body_start, plan.body_start + plan.length + plan.overlong
-        if mode == "bad":
+        if mode == "sent" and faults.has("zerosover") and plan.length > faults.number("zerosover"):
+            # The digest of the zeros it really sends: a mirror vouching for its own lie.
+            h = hashlib.sha256()
+            for position in range(start, end, PIECE):
+                h.update(bytes(min(PIECE, end - position)))
+            raw = h.digest()
+        elif mode == "bad":
             raw = hashlib.sha256(b"not the content " + bytes(res.read(start, min(end, start + 64)))).digest()
         else:
             def compute():

@@ -28,6 +28,9 @@ public enum DownloadWarning: Sendable, Equatable {
     /// Mirrors are used but no checksum proves their bytes: each range they send is only
     /// spot-checked against the main URL.
     case mirrorsSpotCheckedOnly
+    /// The main URL is https and the mirror `url` (given, or named by a `Link: rel=duplicate`
+    /// header) is plain http: its bytes cross the network unencrypted and unauthenticated.
+    case plainHTTPMirror(url: String)
     /// A slow connection for `range` was replaced by a fresh one: routine (see ``isRoutine``).
     case slowConnectionReplaced(range: ByteRange, bytesPerSecond: Double)
     /// A server sent more bytes than the range it announced; the excess was discarded.
@@ -120,6 +123,8 @@ public enum DownloadWarning: Sendable, Equatable {
             "\(url): the bytes it sent for \(range.httpRangeSpec) do not match their Content-Digest; they were discarded and the range is fetched again"
         case .describedByMetalinkUnused(let url, let why):
             "the metalink \(url) the server links to is not used: \(why)"
+        case .plainHTTPMirror(let url):
+            "mirror \(url) is plain http while the main URL is https: its bytes travel unencrypted and are only spot-checked against the main URL (give --checksum to prove them)"
         case .resumedBytesRefused(let path, let bytes, let blocks):
             "\(path): \(ByteCount.format(bytes)) its journal claims as written \(blocks > 0 ? "do not match the checksums recorded for them (\(blocks) block\(blocks == 1 ? "" : "s") differ)" : "have no checksum recorded"); they are fetched again"
         case .metalinkEntryIgnored(let note):
@@ -163,6 +168,7 @@ public enum DownloadWarning: Sendable, Equatable {
         case .resumedBytesRefused: "resumed_bytes_refused"
         case .metalinkEntryIgnored: "metalink_entry_ignored"
         case .describedByMetalinkUnused: "described_by_metalink_unused"
+        case .plainHTTPMirror: "plain_http_mirror"
         }
     }
 }

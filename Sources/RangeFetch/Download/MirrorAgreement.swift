@@ -92,6 +92,7 @@ final class MirrorAgreement {
         var agreed: [RemoteFile] = []
         for mirror in candidates where !distrusted.contains(mirror) {
             let name = Redaction.url(mirror)
+            if Self.downgradesToPlainHTTP(main: url, mirror: mirror) { emit(.warning(.plainHTTPMirror(url: name))) }
             do {
                 let remote = try prober.probe(mirror)
                 guard remote.size == size else {
@@ -124,6 +125,11 @@ final class MirrorAgreement {
             emit(.warning(.mirrorsSpotCheckedOnly))
         }
         return agreed
+    }
+
+    /// Whether `mirror` is plain http where the `main` URL is https (letter case aside).
+    static func downgradesToPlainHTTP(main: String, mirror: String) -> Bool {
+        main.lowercased().hasPrefix("https://") && mirror.lowercased().hasPrefix("http://")
     }
 
     /// Whether a sample answer is a 206 with exactly `range` of the probed file (its size and

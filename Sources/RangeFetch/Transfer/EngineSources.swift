@@ -28,10 +28,11 @@ final class EngineSources {
     /// The mirrors' delivered bytes (``SourceSet/mirrorExtents``) plus what `running` mirror
     /// requests received so far: every mirror byte a checkpoint may count as written. A request
     /// whose `Content-Digest` is still to be checked is left out: its bytes are not counted as
-    /// written yet, and once proven they need no spot check.
+    /// written yet (and, proven by a mirror's own digest, are still spot-checked once ended).
     func mirrorBytes(running: some Sequence<SegmentTransfer>) -> [String: [ByteRange]] {
         var extents = sourceSet.mirrorExtents
-        for transfer in running where !transfer.sourceID.isMain && transfer.unprovenFrom == nil {
+        for transfer in running where !transfer.sourceID.isMain && transfer.unprovenFrom == nil
+            && !Self.settlesDeliveredBytes(transfer.proof, fromMain: false) {
             guard let requested = transfer.requested, transfer.bytesReceived > 0 else { continue }
             extents[sourceSet[transfer.sourceID].remote.url, default: []].append(
                 ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
@@ -40,15 +41,35 @@ final class EngineSources {
     }
 
     /// Books a request's end against its source (and a mirror's delivered bytes, unless its
-    /// `Content-Digest` settled them: proven bytes need no spot check, rejected ones are fetched
-    /// again).
+    /// `Content-Digest` rejected them: they are fetched again). A mirror's matching
+    /// `Content-Digest` proves only that its bytes arrived as it sent them, not that they are the
+    /// file's: a mirror that serves zeros sends the digest of its zeros. So its bytes are still
+    /// spot-checked against the main URL (or proven by the user's or a metalink's digests).
     func ended(_ transfer: SegmentTransfer, now: Double) {
         let id = transfer.sourceID
-        let settled = transfer.proof != nil && transfer.proof != .unproven
+        let settled = Self.settlesDeliveredBytes(transfer.proof, fromMain: id.isMain)
         if let requested = transfer.requested, transfer.bytesReceived > 0, !settled {
             sourceSet.delivered(id, ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
         }
         sourceSet.ended(id, bytes: transfer.bytesReceived, firstByteAt: transfer.firstByteAt, now: now)
+    }
+
+    /// Whether a response's `Content-Digest` proof settles its bytes so that they need no spot
+    /// check: a mismatch always (the bytes are rejected); a match only from the main URL, whose
+    /// word is what mirrors are checked against.
+    ///
+    /// | proof        | main URL | mirror |
+    /// |--------------|----------|--------|
+    /// | none         | no       | no     |
+    /// | `unproven`   | no       | no     |
+    /// | `matched`    | yes      | no     |
+    /// | `mismatched` | yes      | yes    |
+    static func settlesDeliveredBytes(_ proof: ContentProof?, fromMain: Bool) -> Bool {
+        switch proof {
+        case nil, .unproven?: false
+        case .matched?: fromMain
+        case .mismatched?: true
+        }
     }
 
     /// Lets the source learn from an answered request before new ones start: a freshly resolved
