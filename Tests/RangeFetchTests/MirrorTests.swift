@@ -22,6 +22,25 @@ final class MirrorTests {
         server.accessLog().filter { $0.path == path && $0.status == 206 && $0.bytes > 4096 }
     }
 
+    /// Mirrors that accept the connection and never answer hold the download up for a bounded
+    /// time (each request 5 s, all of them 10 s), not 30 s each: the file comes from the main URL.
+    @Test func silentMirrorsHoldTheDownloadUpBriefly() throws {
+        let source = try www.randomFile("s.bin", size: 3 << 20)
+        let silent = try (0..<4).map { _ in try SilentListener() }
+        defer { silent.forEach { $0.close() } }
+        var arguments = [nginx.baseURL + "/s.bin", "-o", out.file("s.bin"), "-n", "4"]
+        for listener in silent { arguments += ["--mirror", "http://127.0.0.1:\(listener.port)/s.bin"] }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = try runCLI(arguments, timeoutSeconds: 120)
+        let took = clock.now - start
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Checksums.sha256sum(out.file("s.bin")) == Checksums.sha256sum(source))
+        #expect(took < .seconds(30), "took \(took) (4 x 30 s before)")
+        #expect(result.stderr.contains("mirrors left out too") || result.stderr.components(separatedBy: "left out").count >= 3,
+                "\(result.stderr)")
+    }
+
     /// Both sources carry ranges (each capped per request by nginx's limit_rate), each under the
     /// per-host limit, and the file is exact; the same through an -i line of TAB-separated URLs.
     @Test func twoMirrorsShareTheRangesUnderThePerHostLimit() throws {

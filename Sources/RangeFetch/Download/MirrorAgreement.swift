@@ -88,10 +88,22 @@ final class MirrorAgreement {
             }
             reference.append(answer.body)
         }
-        let prober = Prober(request: options.request, cancellation: cancellation, loop: loop)
+        // A mirror is an extra, not the download: a silent one may hold it up only briefly (16
+        // silent rel=duplicate mirrors once stalled a 3 MB download for 480 s, 30 s each).
+        var quick = options.request
+        quick.connectTimeoutSeconds = min(quick.connectTimeoutSeconds, Self.mirrorRequestSeconds)
+        quick.stallTimeoutSeconds = min(quick.stallTimeoutSeconds, Self.mirrorRequestSeconds)
+        let prober = Prober(request: quick, cancellation: cancellation, loop: loop)
+        let mirrorFetcher = SmallGet(request: quick, cancellation: cancellation, loop: loop)
+        let deadline = MonotonicTime.now() + Self.agreementSeconds
         var agreed: [RemoteFile] = []
+        var late: [String] = []
         for mirror in candidates where !distrusted.contains(mirror) {
             let name = Redaction.url(mirror)
+            guard MonotonicTime.now() < deadline else {
+                late.append(name)
+                continue
+            }
             if Self.downgradesToPlainHTTP(main: url, mirror: mirror) { emit(.warning(.plainHTTPMirror(url: name))) }
             do {
                 let remote = try prober.probe(mirror)
@@ -105,7 +117,7 @@ final class MirrorAgreement {
                 }
                 var differs: ByteRange?
                 for (range, bytes) in zip(samples, reference) {
-                    let answer = try fetcher.fetch(Source(remote: remote).requestURL, range: range)
+                    let answer = try mirrorFetcher.fetch(Source(remote: remote).requestURL, range: range)
                     if !Self.isExactSample(answer, of: range, from: remote) || answer.body != bytes {
                         differs = range
                         break
@@ -120,12 +132,22 @@ final class MirrorAgreement {
                 emit(.warning(.mirrorLeftOut(url: name, why: error.message)))
             }
         }
+        if !late.isEmpty {
+            let more = late.count > 1 ? "; \(late.count - 1) more mirrors left out too" : ""
+            emit(.warning(.mirrorLeftOut(url: late[0], why: "not checked within the \(Int(Self.agreementSeconds)) s mirrors may take before the download\(more)")))
+        }
         if !agreed.isEmpty, !DownloadOptions.provesMirrors(options.expectedDigests(for: primary)), !saidSpotChecksOnly {
             saidSpotChecksOnly = true
             emit(.warning(.mirrorsSpotCheckedOnly))
         }
         return agreed
     }
+
+    /// Seconds a mirror's probe or sample may take to connect, or go without a byte.
+    static let mirrorRequestSeconds = 5
+    /// Seconds all mirrors together may take to be checked before the download starts; those
+    /// not reached by then are left out, with one warning.
+    static let agreementSeconds = 10.0
 
     /// Whether `mirror` is plain http where the `main` URL is https (letter case aside).
     static func downgradesToPlainHTTP(main: String, mirror: String) -> Bool {

@@ -14,8 +14,8 @@ enum LinkHeader {
         var relations: [String] { (parameters["rel"] ?? "").lowercased().split(separator: " ").map(String.init) }
     }
 
-    /// The most duplicates taken from one answer.
-    static let maximumDuplicates = 16
+    /// The most duplicates taken from one answer (as from one metalink, ``Metalink/maximumLocations``).
+    static let maximumDuplicates = 8
 
     /// The links in a `Link` field value (several fields joined with ", "); a malformed link
     /// ends the parse (what came before it is kept).
