@@ -221,3 +221,14 @@ final class SecretsStayWithTheirOriginTests {
         #expect(result.stderr.components(separatedBy: "TLS certificates are not checked").count == 2, "\(result.stderr)")
     }
 }
+
+/// Which protocols a redirect may lead to: never from https to plain http while libcurl would
+/// look a netrc login up at the new hop.
+struct RedirectProtocolTests {
+    @Test func anHTTPSURLWithNetrcAtEveryHopStaysOnHTTPS() {
+        #expect(RequestOptions.redirectProtocols(url: "https://h/f", netrcAtEveryHop: true) == "https")
+        #expect(RequestOptions.redirectProtocols(url: "HTTPS://h/f", netrcAtEveryHop: true) == "https")
+        #expect(RequestOptions.redirectProtocols(url: "https://h/f", netrcAtEveryHop: false) == "http,https")
+        #expect(RequestOptions.redirectProtocols(url: "http://h/f", netrcAtEveryHop: true) == "http,https")
+    }
+}

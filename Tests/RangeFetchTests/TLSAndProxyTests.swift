@@ -56,6 +56,33 @@ final class TLSAndProxyTests {
         #expect(warnings.count == 1, "\(result.stderr)")
     }
 
+    /// An https URL that redirects to plain http: followed with a warning when no netrc login
+    /// is at stake; refused with a clear error when a netrc login would be sent in the clear
+    /// (libcurl looks netrc up again at every hop), and no request of the plain port carries it.
+    @Test func anHTTPSRedirectToPlainHTTPWarnsAndNeverCarriesANetrcLogin() throws {
+        let certificate = try makeCertificate()
+        let nginx = try NginxServer(docroot: www.path, certificate: certificate, loggedHeader: "Authorization")
+        defer { nginx.stop() }
+        let source = try www.randomFile("d.bin", size: 3 << 20)
+        let url = "https://127.0.0.1:\(nginx.tlsPort ?? 0)/downgrade/d.bin"
+        let followed = try runCLI([url, "-o", out.file("d.bin"), "--cacert", certificate.cert, "--no-netrc"])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        #expect(try Checksums.sha256sum(out.file("d.bin")) == Checksums.sha256sum(source))
+        #expect(followed.stderr.contains("redirected to plain http (http://127.0.0.1:\(nginx.port)/d.bin)"), "\(followed.stderr)")
+
+        let netrc = keys.file("netrc")
+        try "machine 127.0.0.1 login alice password s3cret\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        chmod(netrc, 0o600)
+        let refused = try runCLI([url, "-o", out.file("e.bin"), "--cacert", certificate.cert, "--netrc-file", netrc])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("redirected to plain http, which is refused") && refused.stderr.contains("--no-netrc"),
+                "\(refused.stderr)")
+        #expect(!out.exists("e.bin"))
+        let header = (try? String(contentsOfFile: nginx.prefix.file("header.log"), encoding: .utf8)) ?? ""
+        let inTheClear = header.split(separator: "\n").filter { $0.contains(" /d.bin ") && $0.contains("Basic") }
+        #expect(inTheClear.isEmpty, "\(header)")
+    }
+
     @Test func httpProxyFromTheEnvironmentIsUsed() throws {
         // The fault server answers absolute-form proxy requests like any other; the origin host
         // (.invalid never resolves) is only reachable through the proxy.

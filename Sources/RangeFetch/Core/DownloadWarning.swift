@@ -31,6 +31,9 @@ public enum DownloadWarning: Sendable, Equatable {
     /// The main URL is https and the mirror `url` (given, or named by a `Link: rel=duplicate`
     /// header) is plain http: its bytes cross the network unencrypted and unauthenticated.
     case plainHTTPMirror(url: String)
+    /// The https URL `url` redirected to the plain http URL `target` (both redacted): the file
+    /// crosses the network unencrypted and unauthenticated.
+    case redirectedToPlainHTTP(url: String, target: String)
     /// A slow connection for `range` was replaced by a fresh one: routine (see ``isRoutine``).
     case slowConnectionReplaced(range: ByteRange, bytesPerSecond: Double)
     /// A server sent more bytes than the range it announced; the excess was discarded.
@@ -125,6 +128,8 @@ public enum DownloadWarning: Sendable, Equatable {
             "the metalink \(url) the server links to is not used: \(why)"
         case .plainHTTPMirror(let url):
             "mirror \(url) is plain http while the main URL is https: its bytes travel unencrypted and are only spot-checked against the main URL (give --checksum to prove them)"
+        case .redirectedToPlainHTTP(let url, let target):
+            "\(url) redirected to plain http (\(target)): the file travels unencrypted and unauthenticated (give --checksum to prove it)"
         case .resumedBytesRefused(let path, let bytes, let blocks):
             "\(path): \(ByteCount.format(bytes)) its journal claims as written \(blocks > 0 ? "do not match the checksums recorded for them (\(blocks) block\(blocks == 1 ? "" : "s") differ)" : "have no checksum recorded"); they are fetched again"
         case .metalinkEntryIgnored(let note):
@@ -169,6 +174,7 @@ public enum DownloadWarning: Sendable, Equatable {
         case .metalinkEntryIgnored: "metalink_entry_ignored"
         case .describedByMetalinkUnused: "described_by_metalink_unused"
         case .plainHTTPMirror: "plain_http_mirror"
+        case .redirectedToPlainHTTP: "redirected_to_plain_http"
         }
     }
 }

@@ -138,6 +138,9 @@ final class DownloadSession {
 
     private func download(_ remote: RemoteFile) throws(DownloadError) -> DownloadSummary {
         emit(.probed(remote))
+        if let target = remote.redirectedTo, MirrorAgreement.downgradesToPlainHTTP(main: url, mirror: target) {
+            emit(.warning(.redirectedToPlainHTTP(url: Redaction.url(url), target: Redaction.url(target))))
+        }
         if let expected = options.expectedSize, let size = remote.size, size != expected {
             throw DownloadError(.checksumMismatch, "\(Redaction.url(url)) serves \(size) bytes, not the \(expected) bytes expected (the metalink's <size>); nothing was downloaded", url: url)
         }

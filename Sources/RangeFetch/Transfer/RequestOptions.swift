@@ -117,7 +117,7 @@ public struct RequestOptions: Sendable, Equatable {
         easy.set(CURLOPT_MAXREDIRS, maximumRedirects)
         // Only plain HTTP(S), also after redirects.
         easy.set(CURLOPT_PROTOCOLS_STR, SourceAddress.transferProtocols)
-        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, SourceAddress.transferProtocols)
+        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, Self.redirectProtocols(url: url, netrcAtEveryHop: scope.machineFile != nil))
         easy.set(CURLOPT_USERAGENT, userAgent)
         easy.set(CURLOPT_CONNECTTIMEOUT, connectTimeoutSeconds)
         easy.set(CURLOPT_LOW_SPEED_LIMIT, stallBytesPerSecond)
@@ -166,6 +166,21 @@ public struct RequestOptions: Sendable, Equatable {
     /// The header lines a request for `url` at `time` sends: the user's (without `Authorization`
     /// and `Cookie` where ``scope`` withholds secrets), `extraHeaders`, and an S3 signature
     /// only for the origin the credentials belong to.
+    /// The protocols a redirect of a request for `url` may lead to. libcurl drops `-u` and
+    /// the user's header lines when a redirect changes scheme, but looks netrc logins up again at
+    /// every hop (`netrcAtEveryHop`): an https URL redirected to plain http would then send the
+    /// login in the clear, so such a redirect is refused there
+    /// (``TransferFailure/curl(_:url:detail:proxy:)`` says why).
+    ///
+    /// | URL     | netrc at every hop | may redirect to |
+    /// |---------|--------------------|-----------------|
+    /// | https   | yes                | https           |
+    /// | https   | no                 | http, https     |
+    /// | http    | either             | http, https     |
+    static func redirectProtocols(url: String, netrcAtEveryHop: Bool) -> String {
+        netrcAtEveryHop && url.utf8.prefix(8).map({ $0 | 0x20 }).elementsEqual("https://".utf8) ? "https" : SourceAddress.transferProtocols
+    }
+
     func headerLines(url: String, extraHeaders: [String] = [], method: String = "GET", time: Int) -> [String] {
         let trusted = scope.grant(for: url).userSecrets
         let user = trusted ? headers : headers.filter { !Self.originBoundFields.contains(Self.fieldName($0) ?? "") }

@@ -44,6 +44,7 @@ final class NginxServer {
                 ssl_certificate \(certificate.cert);
                 ssl_certificate_key \(certificate.key);
                 root \(docroot);
+                location /downgrade/ { rewrite ^/downgrade/(.*)$ http://127.0.0.1:\(port)/$1 redirect; }
             }
             """
         }
