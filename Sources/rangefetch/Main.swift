@@ -12,7 +12,7 @@ enum Main {
         limitMallocArenas()
         let command: ParsableCommand
         let arguments: [String]
-        let given = Array(CommandLine.arguments.dropFirst())
+        let given = CommandSyntax.normalize(Array(CommandLine.arguments.dropFirst()))
         SecretArguments.blank()
         do {
             arguments = try ConfigFile.expand(given) { line in

@@ -141,3 +141,81 @@ final class PeerHabitsTests {
         #expect(typo.status == 2 && !typo.stderr.contains("Did you mean '--restart'"), "\(typo.stderr)")
     }
 }
+
+/// Values glued to short options, as getopt reads them (curl's `-o-`, aria2c's `-x16 -s16`,
+/// wget's `-O-`).
+@Suite(.serialized)
+final class GluedOptionTests {
+    let www: TemporaryDirectory
+    let out: TemporaryDirectory
+    let nginx: NginxServer
+
+    init() throws {
+        (www, out, nginx) = try NginxServer.withScratchDirectories()
+    }
+
+    private func connections(_ result: TestProcess.Result) -> Int? {
+        guard let range = result.stdout.range(of: "\"connections\":") else { return nil }
+        return Int(result.stdout[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    @Test func gluedValuesWorkAsTheirSeparateForms() throws {
+        let source = try www.randomFile("g.bin", size: 4 << 20)
+        let digest = try Checksums.sha256sum(source)
+        let url = nginx.baseURL + "/g.bin"
+        let fixed = try runCLI([url, "-n3", "-o", out.file("n.bin"), "--json", "--min-segment", "1M"])
+        #expect(fixed.status == 0 && connections(fixed) == 3, "\(fixed.stderr) \(fixed.stdout.prefix(300))")
+        let aria2 = try runCLI([url, "-x2", "-s8", "-o", out.file("x.bin"), "--json", "--min-segment", "1M"])
+        #expect(aria2.status == 0 && connections(aria2) == 2, "\(aria2.stderr) \(aria2.stdout.prefix(300))")
+        let cluster = try runCLI([url, "-qn3", "-d" + out.file("dir")])
+        #expect(cluster.status == 0 && cluster.stderr.isEmpty, "\(cluster.stderr)")
+        #expect(try Checksums.sha256sum(out.file("dir/g.bin")) == digest)
+        let text = String(repeating: "0123456789abcdef", count: 1 << 16) // 1 MiB of ASCII: stdout decodes as it is
+        try text.write(toFile: www.file("t.txt"), atomically: true, encoding: .utf8)
+        for stdout in ["-o-", "-O-"] {
+            let streamed = try runCLI([nginx.baseURL + "/t.txt", stdout, "-q"])
+            #expect(streamed.status == 0, "\(stdout): \(streamed.stderr)")
+            #expect(streamed.stdout == text, "\(stdout): \(streamed.stdout.utf8.count) bytes on stdout")
+        }
+        try www.randomFile("h.bin", size: 1 << 20)
+        let batch = try runCLI([url, nginx.baseURL + "/h.bin", "-j2", "-d" + out.file("batch"), "-q"])
+        #expect(batch.status == 0, "\(batch.stderr)")
+        #expect(try Checksums.sha256sum(out.file("batch/g.bin")) == digest)
+        // A negative count is a value, and its message says what is expected (not "Missing value").
+        let negative = try runCLI([url, "-n", "-1"])
+        #expect(negative.status == 2 && negative.stderr.contains("between 1 and 64"), "\(negative.stderr)")
+        // After --, nothing is an option.
+        let ended = try runCLI(["-o", out.file("e.bin"), "--", "-n16"])
+        #expect(ended.status == 2 && ended.stderr.contains("-n16"), "\(ended.stderr)")
+    }
+
+    /// Every short option that takes a value, as `--experimental-dump-help` lists them, takes it
+    /// glued: a new one missing from `CommandSyntax` fails here.
+    @Test func everyShortOptionTakesAGluedValue() throws {
+        let dump = try runCLI(["--experimental-dump-help"])
+        let tool = try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any]
+        let subcommands = ((tool?["command"] as? [String: Any])?["subcommands"] as? [[String: Any]]) ?? []
+        let file = try www.randomFile("v.bin", size: 1000)
+        let samples: [Character: String] = ["o": out.file("o.bin"), "d": out.path, "i": out.file("list"),
+                                            "H": "X-A:1", "u": "a:b", "A": "agent"]
+        var checked = 0
+        for command in subcommands {
+            guard let name = command["commandName"] as? String, ["get", "bench", "verify"].contains(name) else { continue }
+            for argument in (command["arguments"] as? [[String: Any]]) ?? [] where argument["kind"] as? String == "option" {
+                for entry in (argument["names"] as? [[String: String]]) ?? [] where entry["kind"] == "short" {
+                    guard let letter = entry["name"]?.first else { continue }
+                    let glued = "-\(letter)" + (samples[letter] ?? "1")
+                    let rest = name == "verify" ? [file, "--print-digest", "sha256"]
+                                                : ["http://127.0.0.1:9/x", "--max-tries", "1"]
+                    let result = try runCLI([name, glued] + rest)
+                    for misread in ["give the URL", "Missing expected argument", "Unknown option", "Missing value",
+                                    "'http://127.0.0.1:9/x' is invalid"] {
+                        #expect(!result.stderr.contains(misread), "\(name) \(glued): \(result.stderr)")
+                    }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked >= 15, "only \(checked) short options found in the help dump")
+    }
+}
