@@ -105,6 +105,44 @@ final class PeerHabitsTests {
         #expect(untrusted.status == 3, "\(untrusted.stderr)")
     }
 
+    /// OpenSSL's variables are trusted beside curl's: a machine-wide CURL_CA_BUNDLE (as many
+    /// images set) does not hide the SSL_CERT_FILE a user sets, and SSL_CERT_DIR is read.
+    @Test func sslCertFileAndSslCertDirAreTrustedBesideAMachineWideBundle() throws {
+        let tlsDirectory = try TemporaryDirectory("rf-ca")
+        let certificate = try selfSignedCertificate(in: tlsDirectory)
+        // The machine-wide bundle: another CA (another subject, so OpenSSL's lookup by subject
+        // does not stop at it before the directory).
+        let otherDirectory = try TemporaryDirectory("rf-ca-other")
+        let machineWide = otherDirectory.file("ca.pem")
+        let made = try TestProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                                                            "-subj", "/CN=machine-wide CA", "-keyout", otherDirectory.file("ca.key"), "-out", machineWide])
+        #expect(made.status == 0, "\(made.stderr)")
+        let tls = try NginxServer(docroot: www.path, certificate: certificate)
+        defer { tls.stop() }
+        let source = try www.randomFile("t.bin", size: 1 << 20)
+        let url = "https://127.0.0.1:\(tls.tlsPort ?? 0)/t.bin"
+        let none = ["CURL_CA_BUNDLE": "", "SSL_CERT_FILE": "", "SSL_CERT_DIR": ""]
+        let file = try runCLI([url, "-o", out.file("f.bin"), "--max-tries", "1"],
+                              environment: none.merging(["CURL_CA_BUNDLE": machineWide, "SSL_CERT_FILE": certificate.cert]) { $1 })
+        #expect(file.status == 0, "\(file.stderr)")
+        #expect(try Checksums.sha256sum(out.file("f.bin")) == Checksums.sha256sum(source))
+        // A hashed directory, as `openssl rehash` makes it.
+        let hash = try TestProcess.run("/usr/bin/openssl", ["x509", "-hash", "-noout", "-in", certificate.cert])
+        let hashed = try TemporaryDirectory("rf-ca-dir")
+        try FileManager.default.copyItem(atPath: certificate.cert,
+                                         toPath: hashed.file(hash.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + ".0"))
+        let directory = try runCLI([url, "-o", out.file("d.bin"), "--max-tries", "1"],
+                                   environment: none.merging(["CURL_CA_BUNDLE": machineWide, "SSL_CERT_DIR": hashed.path]) { $1 })
+        #expect(directory.status == 0, "\(directory.stderr)")
+        let untrusted = try runCLI([url, "-o", out.file("u.bin"), "--max-tries", "1"],
+                                   environment: none.merging(["CURL_CA_BUNDLE": machineWide]) { $1 })
+        #expect(untrusted.status == 3 && untrusted.stderr.contains("not trusted"), "\(untrusted.stderr)")
+        // --cacert alone decides: the variables are not read.
+        let given = try runCLI([url, "-o", out.file("g.bin"), "--max-tries", "1", "--cacert", machineWide],
+                               environment: none.merging(["SSL_CERT_FILE": certificate.cert]) { $1 })
+        #expect(given.status == 3, "\(given.stderr)")
+    }
+
     @Test func aConfigFileSetsDefaultsTheCommandLineOverrides() throws {
         try www.randomFile("f.bin", size: 4 << 20)
         let config = out.file("xdg/rangefetch/config")
@@ -187,6 +225,22 @@ final class GluedOptionTests {
         // After --, nothing is an option.
         let ended = try runCLI(["-o", out.file("e.bin"), "--", "-n16"])
         #expect(ended.status == 2 && ended.stderr.contains("-n16"), "\(ended.stderr)")
+    }
+
+    /// aria2c's `-d DIR -o NAME` (curl's `--output-dir DIR -o NAME`): NAME inside DIR.
+    @Test func dashOAndDashDJoinAndADirectoryNameIsRefusedBeforeItIsMade() throws {
+        let source = try www.randomFile("j.bin", size: 1 << 20)
+        let url = nginx.baseURL + "/j.bin"
+        let joined = try runCLI([url, "-d", out.file("dl"), "-o", "name.bin", "-q"])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(try Checksums.sha256sum(out.file("dl/name.bin")) == Checksums.sha256sum(source))
+        let nested = try runCLI([url, "-o", "sub/n.bin", "-d" + out.file("dl"), "-q"])
+        #expect(nested.status == 0, "\(nested.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out.file("dl/sub/n.bin")))
+        // -o naming a directory (a trailing /) is refused before anything is made.
+        let directory = try runCLI([url, "-o", out.file("newdir") + "/"])
+        #expect(directory.status == 2 && directory.stderr.contains("-d"), "\(directory.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.file("newdir")))
     }
 
     /// Every short option that takes a value, as `--experimental-dump-help` lists them, takes it
