@@ -23,6 +23,23 @@ final class CLIPolishTests {
         for line in result.stdout.split(separator: "\n") { #expect(line.count <= 80, "\(arguments): \(line.count): \(line)") }
     }
 
+    /// The main help's table of common options keeps each option on one line at 80 columns (a
+    /// wrapped description would start again at column 0), and explains the bar's N/M conns.
+    @Test func commonOptionsStayInTheirColumnsAtEightyColumns() throws {
+        let top = try runCLI(["--help"], environment: ["COLUMNS": "80"])
+        let lines = top.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("Common options") }) else {
+            Issue.record("no common options in \(top.stdout)")
+            return
+        }
+        let table = lines[(start + 1)...].prefix { !$0.isEmpty }
+        #expect(table.count >= 8)
+        for line in table { #expect(line.hasPrefix("  -"), "a wrapped line: '\(line)'") }
+        #expect(top.stdout.contains("24/32 conns") && !top.stdout.contains("  now"), "\(top.stdout)")
+        let bench = try runCLI(["bench", "--help"], environment: ["COLUMNS": "80"])
+        #expect(bench.stdout.contains("jq -r 'select(.verdict).verdict'"), "\(bench.stdout)")
+    }
+
     @Test func helpParagraphsHaveNoHardLineBreaks() throws {
         // Wide enough that ArgumentParser wraps nothing: each paragraph must be one line.
         let top = try runCLI(["--help"], environment: ["COLUMNS": "400"])
