@@ -119,6 +119,21 @@ final class CLIPolishTests {
         let verbose = try runCLI(["-n", "8", "-v", "-d", out.path, url("verbose.bin")])
         #expect(verbose.status == 0, "\(verbose.stderr)")
         #expect(verbose.stderr.contains("took over"), "\(verbose.stderr)")
+        // Routine: a note, not a warning.
+        let takeovers = verbose.stderr.split(separator: "\n").filter { $0.contains("took over") }
+        #expect(takeovers.allSatisfy { $0.hasPrefix("note: ") }, "\(takeovers)")
+    }
+
+    /// A server refusing connections (503) is said once, however many times the count drops.
+    @Test func refusedConnectionsAreWarnedOfOnce() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let url = server.dataURL(size: 32 << 20, name: "r.bin", "maxconcurrent=2&retryafter=0&rate=8000000")
+        let result = try runCLI(["-n", "32", "--min-segment", "256K", "-o", out.file("r.bin"), url])
+        #expect(result.status == 0, "\(result.stderr)")
+        let warnings = result.stderr.split(separator: "\n").filter { $0.contains("server refused connections") }
+        #expect(warnings.count == 1, "\(result.stderr)")
+        #expect(warnings.first?.contains("HTTP 503") == true, "\(warnings)")
     }
 
     /// Runs `command` under a pseudo-terminal (`script`), so the CLI sees a tty.
