@@ -122,7 +122,7 @@ final class BatchReporter: Sendable {
         case .silent:
             switch event {
             case .file(let index, .warning(let warning)):
-                writeOut(TerminalText.escaped("warning: \(label(index)): \(Reporter.words(warning))") + "\n", to: STDERR_FILENO)
+                writeOut(TerminalText.escaped("\(Reporter.label(warning)): \(label(index)): \(Reporter.words(warning))") + "\n", to: STDERR_FILENO)
             case .warning(let warning):
                 writeOut(TerminalText.escaped("warning: \(Reporter.words(warning))") + "\n", to: STDERR_FILENO)
             case .failed(_, let error): writeOut("rangefetch: error: \(TerminalText.escaped(error.cliMessage))\n", to: STDERR_FILENO)
@@ -206,7 +206,7 @@ final class BatchReporter: Sendable {
                 // the batch journal settles finishes thousands a second).
                 redraw = !summary.alreadyComplete
             case .file(let index, .warning(let warning)):
-                note = "warning: \(state.paths[index] ?? state.urls[index] ?? "#\(index + 1)"): \(Reporter.words(warning))"
+                note = "\(Reporter.label(warning)): \(state.paths[index] ?? state.urls[index] ?? "#\(index + 1)"): \(Reporter.words(warning))"
             case .warning(let warning):
                 note = "warning: \(Reporter.words(warning))"
             case .failed(let index, let error):

@@ -23,7 +23,7 @@ struct Bench: AsyncParsableCommand {
           rangefetch bench https://example.com/big.iso
           rangefetch bench -n 1,4,16,64 --duration 10 --runs 5 https://host/f
           rangefetch bench --sink disk -d /data https://host/f   # disk the limit?
-          rangefetch bench --json https://host/f | jq .verdict
+          rangefetch bench --json https://host/f | jq -r 'select(.verdict).verdict'
         """
     )
 

@@ -39,7 +39,7 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("stream-window"), help: ArgumentHelp("With -o - or a pipe or device: how far ahead of the reader ranges may arrive (K/M/G, at least 1M; default 64M). Example: --stream-window 256M", valueName: "size"), transform: ByteCountArgument.streamWindow)
     var streamWindow: ByteCountArgument?
 
-    @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, under the URL's last segment (-J: the server's name). Example: -d ~/Downloads", valueName: "dir"))
+    @Option(name: [.short, .customLong("dir")], help: ArgumentHelp("Write into this directory, under the URL's last segment (-J: the server's name), or under -o NAME (aria2c's -d DIR -o NAME, curl's --output-dir). Example: -d ~/Downloads", valueName: "dir"))
     var directory: String?
 
     @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 16 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"), transform: ConnectionCountArgument.parse)
@@ -108,7 +108,14 @@ struct Get: AsyncParsableCommand {
     var noJournal = false
 
     func validate() throws {
-        if output != nil && directory != nil { throw ValidationError("use either -o PATH or -d DIR, not both") }
+        if let output, directory != nil {
+            // aria2c's -d DIR -o NAME and curl's --output-dir: the name goes inside the directory.
+            if output == "-" { throw ValidationError("-o - writes to standard output; -d DIR does not apply") }
+            if output.hasPrefix("/") { throw ValidationError("-o \(output) is an absolute path; with -d DIR give -o a name inside DIR (or drop -d)") }
+        }
+        if let output, output != "-", output.hasSuffix("/") {
+            throw ValidationError("-o names a file, and \(output) ends in '/': use -d \(output) to save into that directory under the URL's name")
+        }
         if output != nil && remoteName { throw ValidationError("use either -o PATH or -O (the URL's name), not both") }
         if output != nil && contentDisposition { throw ValidationError("use either -o PATH or -J (the server's name), not both") }
         if let aria2Split, !DownloadOptions.connectionRange.contains(aria2Split) {
@@ -174,7 +181,7 @@ struct Get: AsyncParsableCommand {
         if output == "-" {
             options.destination = .standardOutput
         } else if let output {
-            options.destination = .file(output)
+            options.destination = .file(directory.map { ($0.hasSuffix("/") ? $0 : $0 + "/") + output } ?? output)
         } else if let directory {
             options.destination = .directory(directory)
         }
@@ -341,8 +348,7 @@ struct NetworkOptions: ParsableArguments {
         options.request.credentials = user
         if let userAgent { options.request.userAgent = userAgent }
         options.request.insecure = insecure
-        // curl's variables for a CA bundle, then OpenSSL's.
-        options.request.caCertificatePath = caCertificate ?? Environment.value("CURL_CA_BUNDLE") ?? Environment.value("SSL_CERT_FILE")
+        CertificateAuthorities.apply(cacert: caCertificate, to: &options.request)
         options.request.proxy = proxy
         options.request.proxyHeaders = proxyHeaders
         options.request.noProxy = noProxy

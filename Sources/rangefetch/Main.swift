@@ -12,7 +12,7 @@ enum Main {
         limitMallocArenas()
         let command: ParsableCommand
         let arguments: [String]
-        let given = Array(CommandLine.arguments.dropFirst())
+        let given = CommandSyntax.normalize(Array(CommandLine.arguments.dropFirst()))
         SecretArguments.blank()
         do {
             arguments = try ConfigFile.expand(given) { line in
@@ -90,16 +90,18 @@ struct RangeFetchCommand: AsyncParsableCommand {
           rangefetch verify out.bin --checksum-file SHA256SUMS
           rangefetch bench https://example.com/big.iso
 
-        Common options (rangefetch get --help lists every one; a config file can hold defaults):
-          -o PATH, -o -, -O, -d DIR   where the file goes (- streams to stdout, in order)
-          -J                          name it as the server says (by default: the URL's name)
-          -n N|auto                   parallel TCP connections (default auto, up to 64)
-          -c, --continue              take a file already at the path as the first bytes
-          --checksum sha256=HEX       verify before the file is moved into place
+        Common options (rangefetch get --help lists all; a config file holds defaults):
+          -o PATH, -o -, -O, -d DIR   where the file goes (-: to stdout, in order)
+          -J                          the server's name for it (default: the URL's)
+          -n N|auto                   TCP connections (default auto, up to 64)
+          -c, --continue              a file already at the path is the first bytes
+          --checksum sha256=HEX       checked before the file is moved into place
           -i LIST, -j N               a list of URLs, N files at once
           --limit-rate RATE           cap the total speed
           -H 'Name: value', -u USER:PASS, --proxy URL, --cacert FILE, -k
           -q, -v, --json              quiet, a line per request, JSON lines
+
+        The bar ends with '16 conns', or '24/32 conns' while the count moves: 24 open now, 32 wanted (-n auto growing or giving back, or fewer after a server refused connections); 'h2' when they share HTTP/2.
 
         Exit codes: 0 ok, 1 other, 2 usage, 3 network/HTTP, 4 file system, 5 checksum, 130 interrupted.
 

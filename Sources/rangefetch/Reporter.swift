@@ -50,7 +50,7 @@ final class Reporter: Sendable {
         case .bar:
             switch event {
             case .progress(let progress): drawBar(ProgressRenderer.bar(progress, columns: Terminal.width()))
-            case .warning(let warning): note("warning: \(Self.words(warning))")
+            case .warning(let warning): note("\(Self.label(warning)): \(Self.words(warning))")
             case .retrying(let notice):
                 let what = notice.remaining.map { "bytes \($0.lower)-\($0.upper - 1)" } ?? "the probe"
                 note("retrying \(what) in \(formatDecimal(notice.delaySeconds, places: 1)) s (try \(notice.retry + 1)): \(notice.reason)")
@@ -61,7 +61,7 @@ final class Reporter: Sendable {
             default: break
             }
         case .silent:
-            if case .warning(let warning) = event { note("warning: \(Self.words(warning))") }
+            if case .warning(let warning) = event { note("\(Self.label(warning)): \(Self.words(warning))") }
         }
     }
 
@@ -111,6 +111,10 @@ final class Reporter: Sendable {
     }
 
     /// One line on stderr; server text in it (ETags, keys, names) is escaped, not obeyed.
+    /// "warning", or "note" for a routine event (a slow connection replaced) shown with -v: it is
+    /// the download working as meant, not something to act on.
+    static func label(_ warning: DownloadWarning) -> String { warning.isRoutine ? "note" : "warning" }
+
     /// A warning in the CLI's words: the library's, naming the flag where one caused it.
     static func words(_ warning: DownloadWarning) -> String {
         switch warning {

@@ -129,6 +129,37 @@ final class BenchCLITests {
         #expect(text.stdout.contains("one-stream measurement"), "\(text.stdout)")
     }
 
+    /// A server that sheds load (503 to every 3rd request): every step is measured and the
+    /// refusals are counted as pushback, not a failure (this once exited 3, no step printed).
+    @Test func occasional503sArePushbackAndEveryStepIsKept() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let url = server.dataURL(size: 32 << 20, name: "p.bin", "status503every=3&retryafter=0")
+        let result = try runCLI(["bench", "--json", "--runs", "3", "--duration", "1", "--full-sweep", "-n", "1,2,4", url])
+        #expect(result.status == 0, "\(result.stderr)")
+        let parsed = try events(result.stdout)
+        #expect(steps(parsed).map(\.connections) == [1, 2, 4], "\(result.stdout)")
+        let pushbacks = parsed.filter { $0["event"] as? String == "bench_step" }.map { ($0["pushbacks"] as? Int) ?? 0 }
+        #expect(pushbacks.allSatisfy { $0 > 0 }, "\(pushbacks)")
+        let summary = try summary(parsed)
+        #expect(summary["limit"] as? String == "server pushback", "\(summary)")
+        #expect((summary["verdict"] as? String)?.contains("HTTP 503") == true, "\(summary)")
+        try SchemaValidation.expectValid(result.stdout)
+    }
+
+    /// A server that refuses more than 8 responses at once is named for it, with its status.
+    @Test func aServerRefusingMoreThanEightConnectionsIsNamed() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let url = server.dataURL(size: 64 << 20, name: "c.bin", "maxconcurrent=8&retryafter=0.2")
+        let result = try runCLI(["bench", "--runs", "1", "--duration", "1", "--full-sweep", "-n", "2,8,16", url],
+                                environment: ["COLUMNS": "200"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("the server refuses more than 8 connections (HTTP 503)"), "\(result.stdout)")
+        #expect(!result.stdout.contains("per-connection cap"), "\(result.stdout)")
+        #expect(result.stdout.contains("recommended: -n 8") || result.stdout.contains("recommended: -n 2"), "\(result.stdout)")
+    }
+
     static let usageErrors: [([String], String)] = [
         (["-n", "4,2"], "ascending"),
         (["-n", "1,x"], "counts like"),

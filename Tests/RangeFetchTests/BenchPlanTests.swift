@@ -57,6 +57,37 @@ struct BenchPlanTests {
         ])
     }
 
+    /// A step whose runs had `pushbacks` requests refused with `status` out of `requests`.
+    static func refused(_ step: BenchStep, _ pushbacks: Int, of requests: Int, status: Int = 503) -> BenchStep {
+        var step = step
+        step.samples[0].pushbacks = pushbacks
+        step.samples[0].requests = requests
+        step.samples[0].pushbackStatus = pushbacks > 0 ? status : nil
+        return step
+    }
+
+    @Test func refusalsFromSomeCountOnNameTheServersLimit() {
+        let steps = [Self.step(1, 25e6), Self.step(2, 50e6), Self.step(4, 100e6), Self.step(8, 200e6),
+                     Self.refused(Self.step(16, 205e6), 8, of: 24)]
+        let verdict = BenchVerdict(steps: steps)
+        #expect(verdict.limit == .connectionLimit)
+        #expect(verdict.summary.hasPrefix("the server refuses more than 8 connections (HTTP 503)"), "\(verdict.summary)")
+        #expect(verdict.recommendedConnections == 8)
+        let tooMany = BenchVerdict(steps: [Self.step(1, 25e6), Self.step(2, 50e6), Self.refused(Self.step(4, 90e6), 2, of: 6, status: 429),
+                                           Self.refused(Self.step(8, 100e6), 6, of: 14, status: 429)])
+        #expect(tooMany.limit == .connectionLimit && tooMany.summary.contains("more than 2 connections (HTTP 429)"), "\(tooMany.summary)")
+        #expect(tooMany.recommendedConnections == 2)
+    }
+
+    @Test(arguments: [[3, 5, 9], [0, 4, 0]])
+    func refusalsNotTiedToACountArePushback(refusals: [Int]) {
+        let steps = zip([1, 2, 4], refusals).map { Self.refused(Self.step($0, Double($0) * 10e6), $1, of: $0 * 3 + $1) }
+        let verdict = BenchVerdict(steps: steps)
+        #expect(verdict.limit == .pushback)
+        #expect(verdict.summary.contains("HTTP 503 to \(refusals.reduce(0, +)) of"), "\(verdict.summary)")
+        #expect(verdict.summary.contains("at every count") == !refusals.contains(0))
+    }
+
     @Test func cappedConnectionsGiveAKneeAtTheCeiling() {
         let steps = [Self.step(1, 25e6), Self.step(2, 50e6), Self.step(4, 100e6), Self.step(8, 200e6),
                      Self.step(16, 390e6), Self.step(32, 400e6)]

@@ -23,6 +23,23 @@ final class CLIPolishTests {
         for line in result.stdout.split(separator: "\n") { #expect(line.count <= 80, "\(arguments): \(line.count): \(line)") }
     }
 
+    /// The main help's table of common options keeps each option on one line at 80 columns (a
+    /// wrapped description would start again at column 0), and explains the bar's N/M conns.
+    @Test func commonOptionsStayInTheirColumnsAtEightyColumns() throws {
+        let top = try runCLI(["--help"], environment: ["COLUMNS": "80"])
+        let lines = top.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("Common options") }) else {
+            Issue.record("no common options in \(top.stdout)")
+            return
+        }
+        let table = lines[(start + 1)...].prefix { !$0.isEmpty }
+        #expect(table.count >= 8)
+        for line in table { #expect(line.hasPrefix("  -"), "a wrapped line: '\(line)'") }
+        #expect(top.stdout.contains("24/32 conns") && !top.stdout.contains("  now"), "\(top.stdout)")
+        let bench = try runCLI(["bench", "--help"], environment: ["COLUMNS": "80"])
+        #expect(bench.stdout.contains("jq -r 'select(.verdict).verdict'"), "\(bench.stdout)")
+    }
+
     @Test func helpParagraphsHaveNoHardLineBreaks() throws {
         // Wide enough that ArgumentParser wraps nothing: each paragraph must be one line.
         let top = try runCLI(["--help"], environment: ["COLUMNS": "400"])
@@ -102,6 +119,21 @@ final class CLIPolishTests {
         let verbose = try runCLI(["-n", "8", "-v", "-d", out.path, url("verbose.bin")])
         #expect(verbose.status == 0, "\(verbose.stderr)")
         #expect(verbose.stderr.contains("took over"), "\(verbose.stderr)")
+        // Routine: a note, not a warning.
+        let takeovers = verbose.stderr.split(separator: "\n").filter { $0.contains("took over") }
+        #expect(takeovers.allSatisfy { $0.hasPrefix("note: ") }, "\(takeovers)")
+    }
+
+    /// A server refusing connections (503) is said once, however many times the count drops.
+    @Test func refusedConnectionsAreWarnedOfOnce() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let url = server.dataURL(size: 32 << 20, name: "r.bin", "maxconcurrent=2&retryafter=0&rate=8000000")
+        let result = try runCLI(["-n", "32", "--min-segment", "256K", "-o", out.file("r.bin"), url])
+        #expect(result.status == 0, "\(result.stderr)")
+        let warnings = result.stderr.split(separator: "\n").filter { $0.contains("server refused connections") }
+        #expect(warnings.count == 1, "\(result.stderr)")
+        #expect(warnings.first?.contains("HTTP 503") == true, "\(warnings)")
     }
 
     /// Runs `command` under a pseudo-terminal (`script`), so the CLI sees a tty.

@@ -164,9 +164,16 @@ final class SecretsStayWithTheirOriginTests {
         #expect(toTarget.allSatisfy { $0.auth == false }, "\(toTarget.filter { $0.auth == true }.map(\.range))")
     }
 
-    @Test func thePasswordOfDashUIsBlankedInTheProcessArguments() throws {
+    /// Every spelling getopt reads as `-u`'s value, combined short flags included.
+    static let userForms: [[String]] = [
+        ["-u", "alice:hunter2pw"], ["-qu", "alice:hunter2pw"], ["-qualice:hunter2pw"], ["-ualice:hunter2pw"],
+        ["-u=alice:hunter2pw"], ["--user", "alice:hunter2pw"], ["--user=alice:hunter2pw"],
+    ]
+
+    @Test(arguments: userForms)
+    func thePasswordOfDashUIsBlankedInTheProcessArguments(form: [String]) throws {
         let url = server.dataURL(size: 16 << 20, name: "p.bin", "authb64=YWxpY2U6aHVudGVyMnB3&rate=2000000")
-        let run = try RunningCLI([url, "-u", "alice:hunter2pw", "-o", out.file("p.bin")])
+        let run = try RunningCLI([url] + form + ["-o", out.file("p.bin")])
         #expect(run.waitUntilReceived(1 << 20), "never got 1 MiB")
         let shown = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(run.pid)/cmdline")), as: UTF8.self)
         run.send(SIGKILL)

@@ -56,6 +56,16 @@ final class InterruptTests {
         _ = try interrupt(run, when: { run.receivedBytes >= 32 << 20 }, readyTimeoutSeconds: 30)
     }
 
+    /// What is saved is said in the bar's units (MiB, GiB), not as a count of bytes.
+    @Test func theInterruptedMessageGivesSizesInMebibytes() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let run = try RunningCLI([server.dataURL(size: 64 << 20, name: "m.bin", "rate=8000000"), "-o", out.file("m.bin"), "-n", "4"])
+        let stderr = try interrupt(run, when: { run.receivedBytes >= 4 << 20 }, readyTimeoutSeconds: 30)
+        #expect(stderr.contains(" MiB of 64.0 MiB are saved in "), "\(stderr)")
+        #expect(stderr.range(of: "[0-9]{7,} of", options: .regularExpression) == nil, "\(stderr)")
+    }
+
     @Test func interruptDuringATransferThatTrickles() throws {
         let server = try FaultServer()
         defer { server.stop() }

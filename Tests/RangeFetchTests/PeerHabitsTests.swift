@@ -105,6 +105,44 @@ final class PeerHabitsTests {
         #expect(untrusted.status == 3, "\(untrusted.stderr)")
     }
 
+    /// OpenSSL's variables are trusted beside curl's: a machine-wide CURL_CA_BUNDLE (as many
+    /// images set) does not hide the SSL_CERT_FILE a user sets, and SSL_CERT_DIR is read.
+    @Test func sslCertFileAndSslCertDirAreTrustedBesideAMachineWideBundle() throws {
+        let tlsDirectory = try TemporaryDirectory("rf-ca")
+        let certificate = try selfSignedCertificate(in: tlsDirectory)
+        // The machine-wide bundle: another CA (another subject, so OpenSSL's lookup by subject
+        // does not stop at it before the directory).
+        let otherDirectory = try TemporaryDirectory("rf-ca-other")
+        let machineWide = otherDirectory.file("ca.pem")
+        let made = try TestProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                                                            "-subj", "/CN=machine-wide CA", "-keyout", otherDirectory.file("ca.key"), "-out", machineWide])
+        #expect(made.status == 0, "\(made.stderr)")
+        let tls = try NginxServer(docroot: www.path, certificate: certificate)
+        defer { tls.stop() }
+        let source = try www.randomFile("t.bin", size: 1 << 20)
+        let url = "https://127.0.0.1:\(tls.tlsPort ?? 0)/t.bin"
+        let none = ["CURL_CA_BUNDLE": "", "SSL_CERT_FILE": "", "SSL_CERT_DIR": ""]
+        let file = try runCLI([url, "-o", out.file("f.bin"), "--max-tries", "1"],
+                              environment: none.merging(["CURL_CA_BUNDLE": machineWide, "SSL_CERT_FILE": certificate.cert]) { $1 })
+        #expect(file.status == 0, "\(file.stderr)")
+        #expect(try Checksums.sha256sum(out.file("f.bin")) == Checksums.sha256sum(source))
+        // A hashed directory, as `openssl rehash` makes it.
+        let hash = try TestProcess.run("/usr/bin/openssl", ["x509", "-hash", "-noout", "-in", certificate.cert])
+        let hashed = try TemporaryDirectory("rf-ca-dir")
+        try FileManager.default.copyItem(atPath: certificate.cert,
+                                         toPath: hashed.file(hash.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + ".0"))
+        let directory = try runCLI([url, "-o", out.file("d.bin"), "--max-tries", "1"],
+                                   environment: none.merging(["CURL_CA_BUNDLE": machineWide, "SSL_CERT_DIR": hashed.path]) { $1 })
+        #expect(directory.status == 0, "\(directory.stderr)")
+        let untrusted = try runCLI([url, "-o", out.file("u.bin"), "--max-tries", "1"],
+                                   environment: none.merging(["CURL_CA_BUNDLE": machineWide]) { $1 })
+        #expect(untrusted.status == 3 && untrusted.stderr.contains("not trusted"), "\(untrusted.stderr)")
+        // --cacert alone decides: the variables are not read.
+        let given = try runCLI([url, "-o", out.file("g.bin"), "--max-tries", "1", "--cacert", machineWide],
+                               environment: none.merging(["SSL_CERT_FILE": certificate.cert]) { $1 })
+        #expect(given.status == 3, "\(given.stderr)")
+    }
+
     @Test func aConfigFileSetsDefaultsTheCommandLineOverrides() throws {
         try www.randomFile("f.bin", size: 4 << 20)
         let config = out.file("xdg/rangefetch/config")
@@ -139,5 +177,99 @@ final class PeerHabitsTests {
         #expect(!result.stderr.contains("--restart") && !result.stderr.contains("--overwrite"), "\(result.stderr)")
         let typo = try runCLI(["--restar", "http://127.0.0.1:9/x"])
         #expect(typo.status == 2 && !typo.stderr.contains("Did you mean '--restart'"), "\(typo.stderr)")
+    }
+}
+
+/// Values glued to short options, as getopt reads them (curl's `-o-`, aria2c's `-x16 -s16`,
+/// wget's `-O-`).
+@Suite(.serialized)
+final class GluedOptionTests {
+    let www: TemporaryDirectory
+    let out: TemporaryDirectory
+    let nginx: NginxServer
+
+    init() throws {
+        (www, out, nginx) = try NginxServer.withScratchDirectories()
+    }
+
+    private func connections(_ result: TestProcess.Result) -> Int? {
+        guard let range = result.stdout.range(of: "\"connections\":") else { return nil }
+        return Int(result.stdout[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    @Test func gluedValuesWorkAsTheirSeparateForms() throws {
+        let source = try www.randomFile("g.bin", size: 4 << 20)
+        let digest = try Checksums.sha256sum(source)
+        let url = nginx.baseURL + "/g.bin"
+        let fixed = try runCLI([url, "-n3", "-o", out.file("n.bin"), "--json", "--min-segment", "1M"])
+        #expect(fixed.status == 0 && connections(fixed) == 3, "\(fixed.stderr) \(fixed.stdout.prefix(300))")
+        let aria2 = try runCLI([url, "-x2", "-s8", "-o", out.file("x.bin"), "--json", "--min-segment", "1M"])
+        #expect(aria2.status == 0 && connections(aria2) == 2, "\(aria2.stderr) \(aria2.stdout.prefix(300))")
+        let cluster = try runCLI([url, "-qn3", "-d" + out.file("dir")])
+        #expect(cluster.status == 0 && cluster.stderr.isEmpty, "\(cluster.stderr)")
+        #expect(try Checksums.sha256sum(out.file("dir/g.bin")) == digest)
+        let text = String(repeating: "0123456789abcdef", count: 1 << 16) // 1 MiB of ASCII: stdout decodes as it is
+        try text.write(toFile: www.file("t.txt"), atomically: true, encoding: .utf8)
+        for stdout in ["-o-", "-O-"] {
+            let streamed = try runCLI([nginx.baseURL + "/t.txt", stdout, "-q"])
+            #expect(streamed.status == 0, "\(stdout): \(streamed.stderr)")
+            #expect(streamed.stdout == text, "\(stdout): \(streamed.stdout.utf8.count) bytes on stdout")
+        }
+        try www.randomFile("h.bin", size: 1 << 20)
+        let batch = try runCLI([url, nginx.baseURL + "/h.bin", "-j2", "-d" + out.file("batch"), "-q"])
+        #expect(batch.status == 0, "\(batch.stderr)")
+        #expect(try Checksums.sha256sum(out.file("batch/g.bin")) == digest)
+        // A negative count is a value, and its message says what is expected (not "Missing value").
+        let negative = try runCLI([url, "-n", "-1"])
+        #expect(negative.status == 2 && negative.stderr.contains("between 1 and 64"), "\(negative.stderr)")
+        // After --, nothing is an option.
+        let ended = try runCLI(["-o", out.file("e.bin"), "--", "-n16"])
+        #expect(ended.status == 2 && ended.stderr.contains("-n16"), "\(ended.stderr)")
+    }
+
+    /// aria2c's `-d DIR -o NAME` (curl's `--output-dir DIR -o NAME`): NAME inside DIR.
+    @Test func dashOAndDashDJoinAndADirectoryNameIsRefusedBeforeItIsMade() throws {
+        let source = try www.randomFile("j.bin", size: 1 << 20)
+        let url = nginx.baseURL + "/j.bin"
+        let joined = try runCLI([url, "-d", out.file("dl"), "-o", "name.bin", "-q"])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(try Checksums.sha256sum(out.file("dl/name.bin")) == Checksums.sha256sum(source))
+        let nested = try runCLI([url, "-o", "sub/n.bin", "-d" + out.file("dl"), "-q"])
+        #expect(nested.status == 0, "\(nested.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out.file("dl/sub/n.bin")))
+        // -o naming a directory (a trailing /) is refused before anything is made.
+        let directory = try runCLI([url, "-o", out.file("newdir") + "/"])
+        #expect(directory.status == 2 && directory.stderr.contains("-d"), "\(directory.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.file("newdir")))
+    }
+
+    /// Every short option that takes a value, as `--experimental-dump-help` lists them, takes it
+    /// glued: a new one missing from `CommandSyntax` fails here.
+    @Test func everyShortOptionTakesAGluedValue() throws {
+        let dump = try runCLI(["--experimental-dump-help"])
+        let tool = try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any]
+        let subcommands = ((tool?["command"] as? [String: Any])?["subcommands"] as? [[String: Any]]) ?? []
+        let file = try www.randomFile("v.bin", size: 1000)
+        let samples: [Character: String] = ["o": out.file("o.bin"), "d": out.path, "i": out.file("list"),
+                                            "H": "X-A:1", "u": "a:b", "A": "agent"]
+        var checked = 0
+        for command in subcommands {
+            guard let name = command["commandName"] as? String, ["get", "bench", "verify"].contains(name) else { continue }
+            for argument in (command["arguments"] as? [[String: Any]]) ?? [] where argument["kind"] as? String == "option" {
+                for entry in (argument["names"] as? [[String: String]]) ?? [] where entry["kind"] == "short" {
+                    guard let letter = entry["name"]?.first else { continue }
+                    let glued = "-\(letter)" + (samples[letter] ?? "1")
+                    let rest = name == "verify" ? [file, "--print-digest", "sha256"]
+                                                : ["http://127.0.0.1:9/x", "--max-tries", "1"]
+                    let result = try runCLI([name, glued] + rest)
+                    for misread in ["give the URL", "Missing expected argument", "Unknown option", "Missing value",
+                                    "'http://127.0.0.1:9/x' is invalid"] {
+                        #expect(!result.stderr.contains(misread), "\(name) \(glued): \(result.stderr)")
+                    }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked >= 15, "only \(checked) short options found in the help dump")
     }
 }

@@ -17,6 +17,10 @@ struct RedactionTests {
         ("https://h/f?client_id=app&client_secret=s&access_token=t&refresh_token=r", "https://h/f?client_id=app&client_secret=REDACTED&access_token=REDACTED&refresh_token=REDACTED"),
         ("https://d1.cloudfront.net/f.bin?Expires=1700000000&Policy=eyJ&Signature=abc&Key-Pair-Id=K2", "https://d1.cloudfront.net/f.bin?Expires=1700000000&Policy=REDACTED&Signature=REDACTED&Key-Pair-Id=REDACTED"),
         ("https://h/f?API-Key=1&secret=2&session_token=3", "https://h/f?API-Key=REDACTED&secret=REDACTED&session_token=REDACTED"),
+        // GitLab's private_token, OAuth's code, JWTs, sessions, HMAC-signed links.
+        ("https://gitlab.example/api/v4/f?private_token=glpat1&ref=main", "https://gitlab.example/api/v4/f?private_token=REDACTED&ref=main"),
+        ("https://h/cb?code=4/0AX&state=s&auth_token=a&Access_Key=k", "https://h/cb?code=REDACTED&state=s&auth_token=REDACTED&Access_Key=REDACTED"),
+        ("https://h/f?jwt=eyJ.x.y&session=abc&hmac=ff&expires=1", "https://h/f?jwt=REDACTED&session=REDACTED&hmac=REDACTED&expires=1"),
     ])
     func aURLKeepsEverythingButItsSecrets(url: String, shown: String) {
         #expect(Redaction.url(url) == shown)
@@ -77,5 +81,21 @@ final class CredentialsOnDiskTests {
         let missing = try runCLI([url.replacingOccurrences(of: "/data/", with: "/nothing/"), "-o", out.file("x.bin")])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("u:REDACTED@") && !missing.stderr.contains("s3cretpw"), "\(missing.stderr)")
+    }
+
+    /// A batch's table and its `batch_finish` results name every file by a redacted URL, a
+    /// failed one's too (its file column shows the URL when it has no path).
+    @Test func aBatchShowsNoSecretInItsTableOrItsResults() throws {
+        let good = server.dataURL(size: 1 << 20, name: "ok.bin", "X-Amz-Signature=sigs3cret1&private_token=pts3cret2")
+        let failing = try "http://u:pws3cret3@127.0.0.1:\(freeLoopbackPort())/f.bin?token=toks3cret4&code=codes3cret5"
+        for json in [false, true] {
+            let result = try runCLI([good, failing, "-d", out.file(json ? "j" : "t"), "--max-tries", "1"] + (json ? ["--json"] : []),
+                                    environment: ["COLUMNS": "400"])
+            #expect(result.status == 3, "\(result.stderr)")
+            let shown = result.stdout + result.stderr
+            #expect(shown.contains(json ? "\"event\":\"batch_finish\"" : "1 failed"), "\(shown)")
+            #expect(shown.contains("u:REDACTED@127.0.0.1"), "\(shown)")
+            #expect(!shown.contains("s3cret"), "json \(json): \(shown)")
+        }
     }
 }

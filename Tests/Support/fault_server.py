@@ -50,7 +50,7 @@ Paths
                             it is answered after 60 s of silence. Any other key answers the
                             object's bytes, as /data/100/ would (ranges and all).
   /_reset                   GET or POST: clears the stats and every per-URL counter (cutcount,
-                            tricklecount, stallcount, status503, statuscount, changeafter).
+                            tricklecount, stallcount, status503, status503every, statuscount, changeafter).
   /_clock?advance=SECONDS   GET or POST: moves the server's notion of "now" forward by SECONDS
                             (float >= 0) for good, as if that much time had passed: signed=T
                             signatures issued before are that much older (no test sleeps for an
@@ -89,6 +89,8 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
   redirectstatus=C    ... use status C (301, 303, 307, 308) instead of 302.
   nohead=1            HEAD answers 405 (Allow: GET).
   status503=K         the first K requests (HEAD included) answer 503 with Retry-After.
+  status503every=K    every K-th request of this path+query (the K-th, 2K-th, ...; HEAD included)
+                      answers 503 with Retry-After (a server shedding load now and then).
   retryafter=S        Retry-After value for status503 (default 1) and, when given, for status=.
   status=CODE         answer CODE (small text body; none for 204/304) instead of content ...
   statuscount=K       ... for the first K requests only (default: every request).
@@ -513,7 +515,7 @@ class BadParameter(Exception):
 # name -> (type, minimum, maximum) for numeric parameters; name -> allowed values for the others.
 NUMBERS = {
     "version": (int, 0, 1 << 32), "redirect": (int, 0, None), "redirectstatus": (int, 300, 399),
-    "status503": (int, 0, None), "status": (int, 200, 599), "statuscount": (int, 0, None),
+    "status503": (int, 0, None), "status503every": (int, 1, None), "status": (int, 200, 599), "statuscount": (int, 0, None),
     "cut": (int, 0, None), "cutcount": (int, 0, None), "trickle": (int, 1, None),
     "trickleoffset": (int, 0, None), "tricklecount": (int, 0, None), "rate": (int, 1, None),
     "trickleevery": (int, 1, None), "stallevery": (int, 1, None), "stallafter": (int, 0, None),
@@ -893,10 +895,14 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     def check_status503(self, faults, head):
-        """status503=K: the first K requests get 503 with Retry-After: retryafter (default 1)."""
-        if not faults.has("status503"):
+        """status503=K: the first K requests get 503 with Retry-After: retryafter (default 1).
+        status503every=K: every K-th request does."""
+        if faults.has("status503every"):
+            if STATE.add(self.key, "status503every", 1) % faults.number("status503every") != 0:
+                return False
+        elif not faults.has("status503"):
             return False
-        if not STATE.take(self.key, "status503", faults.number("status503")):
+        elif not STATE.take(self.key, "status503", faults.number("status503")):
             return False
         self.simple(503, b"service unavailable\n", [("Retry-After", faults.text("retryafter", "1"))])
         return True

@@ -32,6 +32,11 @@ final class BenchConnection {
     let startedAt: Double
     var finishedAt: Double?
     var retries = 0
+    /// Requests sent, and those the server refused with 429 or 503 (pushback: sent again after a
+    /// pause, not counted as retries).
+    var requests = 0
+    var pushbacks = 0
+    var pushbackStatus: Int?
 
     /// Bytes coalesced before each `pwrite` (`--sink disk`), as the download path does.
     static let diskBufferBytes = 1 << 20
@@ -77,7 +82,15 @@ final class BenchConnection {
         return head.consume(bytes: bytes)
     }
 
+    /// The last response refused the request for now (HTTP 429 or 503): its body is no part of
+    /// the file.
+    var isPushback: Bool { head.status == 429 || head.status == 503 }
+
+    /// The server's `Retry-After` in seconds, when it is a number.
+    var retryAfterSeconds: Double? { head["retry-after"].flatMap { Double(String($0.trimmingASCIIWhitespace())) } }
+
     func receive(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if isPushback { return bytes.count }
         if !validated {
             validated = true
             failure = verdict()

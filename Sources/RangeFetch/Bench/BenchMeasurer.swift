@@ -135,6 +135,9 @@ private struct Sweep {
             connectSeconds: median(all.compactMap(\.connectSeconds)),
             cpuSeconds: cpu,
             retries: all.reduce(0) { $0 + $1.retries },
+            requests: all.reduce(0) { $0 + $1.requests },
+            pushbacks: all.reduce(0) { $0 + $1.pushbacks },
+            pushbackStatus: all.lazy.compactMap(\.pushbackStatus).first,
             tcpConnections: transfers.tcpConnections,
             httpVersion: transfers.httpVersion ?? all.lazy.compactMap(\.easy.httpVersion).first)
     }
@@ -159,6 +162,8 @@ private final class BenchRound: CurlLoopClient {
     let maximumRetries: Int
     /// Indices of the connections whose request is in the loop.
     private var running: Set<Int> = []
+    /// Connections the server refused (429, 503), by index, with when to ask again.
+    private var waiting: [Int: Double] = [:]
     var failure: DownloadError?
     /// The most TCP connections open at once.
     private(set) var tcpConnections = 0
@@ -180,7 +185,14 @@ private final class BenchRound: CurlLoopClient {
         for index in connections.indices { try send(index) }
     }
 
+    /// Seconds to wait after a 429 or 503 before asking again: the server's `Retry-After`, kept
+    /// between 0.05 and 1 s so a run of a few seconds still measures (default 0.25 s).
+    static func pushbackDelay(retryAfterSeconds: Double?) -> Double {
+        min(1, max(0.05, retryAfterSeconds ?? 0.25))
+    }
+
     private func send(_ index: Int) throws(DownloadError) {
+        connections[index].requests += 1
         connections[index].prepareRequest(options: request)
         try loop.add(connections[index].easy, token: index)
         running.insert(index)
@@ -192,7 +204,13 @@ private final class BenchRound: CurlLoopClient {
             let connection = connections[end.token]
             running.remove(end.token)
             httpVersion = httpVersion ?? connection.easy.httpVersion
-            if let error = connection.failure {
+            if connection.failure == nil, connection.isPushback, !connection.isComplete {
+                // Pushback, not a failure: the request is asked again after a pause, and the
+                // step reports how often it happened.
+                connection.pushbacks += 1
+                connection.pushbackStatus = connection.head.status
+                waiting[end.token] = now + Self.pushbackDelay(retryAfterSeconds: connection.retryAfterSeconds)
+            } else if let error = connection.failure {
                 failure = error
             } else if end.result == CURLE_OK || connection.isComplete {
                 if !connection.isComplete, connection.slice != nil {
@@ -207,7 +225,13 @@ private final class BenchRound: CurlLoopClient {
                 failure = TransferFailure.curl(end.result, url: Redaction.url(connection.url), detail: connection.easy.errorDetail)
             }
         }
-        if running.isEmpty || failure != nil || now >= deadline { return .done }
+        if failure == nil, now < deadline {
+            for (index, time) in waiting where time <= now {
+                waiting[index] = nil
+                try send(index)
+            }
+        }
+        if (running.isEmpty && waiting.isEmpty) || failure != nil || now >= deadline { return .done }
         return .wait(milliseconds: min(Self.pollMilliseconds, Int32(max(1, (deadline - now) * 1000))))
     }
 }

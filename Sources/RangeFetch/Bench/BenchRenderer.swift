@@ -16,6 +16,9 @@ public enum BenchRenderer {
         object.add("connect_seconds", step.connectSeconds, places: 6)
         object.add("cpu_seconds_per_gib", step.cpuSecondsPerGiB, places: 3)
         object.add("retries", step.retries)
+        object.add("requests", step.requests)
+        object.add("pushbacks", step.pushbacks)
+        object.add("pushback_status", step.pushbackStatus.map(Int64.init))
         object.add("tcp_connections", step.tcpConnections)
         object.add("protocol", step.httpVersion)
         object.add("bytes", step.medianBytes)
@@ -28,7 +31,7 @@ public enum BenchRenderer {
         let verdict = report.verdict
         var object = JSONObject()
         object.add("event", "bench_summary")
-        object.add("url", report.url)
+        object.add("url", Redaction.url(report.url))
         object.add("size", report.size)
         object.add("sink", report.sink.rawValue)
         object.add("one_stream", report.oneStreamReason != nil)
@@ -75,7 +78,8 @@ public enum BenchRenderer {
                          number(step.medianBytesPerSecond), step.samples.count > 1 ? number(spread) : "-",
                          number(step.slowestConnectionBytesPerSecond), number(step.fastestConnectionBytesPerSecond),
                          formatDecimal(step.timeToFirstByteSeconds * 1000, places: 1), formatDecimal(step.connectSeconds * 1000, places: 1),
-                         formatDecimal(step.cpuSecondsPerGiB, places: 2), String(step.retries)])
+                         formatDecimal(step.cpuSecondsPerGiB, places: 2),
+                         step.pushbacks > 0 ? "\(step.retries)+\(step.pushbacks)×\(step.pushbackStatus ?? 503)" : String(step.retries)])
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         let line = { (cells: [String]) in
@@ -84,8 +88,12 @@ public enum BenchRenderer {
         }
         let runs = report.steps.first?.samples.count ?? 0
         let over = report.steps.lazy.compactMap(\.httpVersion).first.map { ", responses over \($0)" } ?? ""
-        let caption = "\(unitName)/s: median of \(runs) run\(runs == 1 ? "" : "s")\(runs > 1 ? " (± half the spread)" : ""); slowest/fastest: one connection\n"
+        var caption = "\(unitName)/s: median of \(runs) run\(runs == 1 ? "" : "s")\(runs > 1 ? " (± half the spread)" : ""); slowest/fastest: one connection\n"
             + "TCP: most TCP connections open at once\(over)"
+        if let refused = report.steps.first(where: { $0.pushbacks > 0 }) {
+            let status = refused.pushbackStatus ?? 503
+            caption += "\n+N×\(status): requests refused with HTTP \(status) and sent again after a pause"
+        }
         return ([caption, line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
     }
 

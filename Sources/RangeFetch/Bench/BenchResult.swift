@@ -16,6 +16,13 @@ public struct BenchSample: Sendable, Equatable {
     public var cpuSeconds: Double
     /// Requests retried after a transport failure.
     public var retries: Int
+    /// Requests sent, pushed-back ones and retries included.
+    public var requests: Int
+    /// Requests the server refused for now (HTTP 429 or 503) and that were sent again after a
+    /// pause: pushback, not failures.
+    public var pushbacks: Int
+    /// The status of those refusals (429 or 503), when there were any.
+    public var pushbackStatus: Int?
     /// The most TCP connections open at once during the run: one per range, also over HTTP/2
     /// (0 when not observed).
     public var tcpConnections: Int
@@ -25,6 +32,7 @@ public struct BenchSample: Sendable, Equatable {
     /// One measured run.
     public init(connections: Int, bytes: Int64, seconds: Double, connectionBytesPerSecond: [Double],
                 timeToFirstByteSeconds: Double, connectSeconds: Double, cpuSeconds: Double, retries: Int,
+                requests: Int = 0, pushbacks: Int = 0, pushbackStatus: Int? = nil,
                 tcpConnections: Int = 0, httpVersion: String? = nil) {
         self.connections = connections
         self.bytes = bytes
@@ -34,6 +42,9 @@ public struct BenchSample: Sendable, Equatable {
         self.connectSeconds = connectSeconds
         self.cpuSeconds = cpuSeconds
         self.retries = retries
+        self.requests = requests
+        self.pushbacks = pushbacks
+        self.pushbackStatus = pushbackStatus
         self.tcpConnections = tcpConnections
         self.httpVersion = httpVersion
     }
@@ -86,6 +97,12 @@ public struct BenchStep: Sendable, Equatable {
     }
     /// Requests retried in all runs.
     public var retries: Int { samples.reduce(0) { $0 + $1.retries } }
+    /// Requests sent in all runs.
+    public var requests: Int { samples.reduce(0) { $0 + $1.requests } }
+    /// Requests refused with 429 or 503 in all runs (sent again after a pause).
+    public var pushbacks: Int { samples.reduce(0) { $0 + $1.pushbacks } }
+    /// The status of those refusals, when there were any.
+    public var pushbackStatus: Int? { samples.lazy.compactMap(\.pushbackStatus).first }
     /// The most TCP connections any run had open at once.
     public var tcpConnections: Int { samples.map(\.tcpConnections).max() ?? 0 }
     /// The HTTP version of the step's responses, when known.

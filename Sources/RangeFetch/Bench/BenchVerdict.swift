@@ -11,6 +11,10 @@ public struct BenchVerdict: Sendable, Equatable {
         case cpu = "CPU"
         /// Writing to disk is slower than receiving.
         case disk = "disk"
+        /// The server refuses connections beyond a count (HTTP 429 or 503 from some count on).
+        case connectionLimit = "server refuses connections"
+        /// The server refuses some requests at every count (HTTP 429 or 503): shedding load.
+        case pushback = "server pushback"
         /// Only one plain stream could be measured.
         case oneStream = "one stream only"
         /// Nothing arrived.
@@ -61,6 +65,11 @@ public struct BenchVerdict: Sendable, Equatable {
             summary = "one stream only (\(oneStreamReason)): \(rate(bestRate)); more connections cannot be measured"
             return
         }
+        if let judged = Self.pushback(steps) {
+            (limit, summary) = (judged.limit, judged.summary)
+            if let ceiling = judged.ceiling { recommendedConnections = min(recommendedConnections, ceiling) }
+            return
+        }
         if let null = nullSinkAtKnee, null.medianBytesPerSecond > 0,
            knee.medianBytesPerSecond < null.medianBytesPerSecond * Self.diskShare {
             limit = .disk
@@ -95,5 +104,31 @@ public struct BenchVerdict: Sendable, Equatable {
                 : "\(bestStep.connections) add only \(formatDecimal((growth - 1) * 100, places: 0)) %"
             summary = "link or server: \(first.connections) connection\(first.connections == 1 ? "" : "s") already reach\(first.connections == 1 ? "es" : "") \(rate(first.medianBytesPerSecond)); \(gain)"
         }
+    }
+
+    /// What refusals (HTTP 429, 503) say, when there were any:
+    ///
+    /// | steps (connections: refused requests) | limit              | ceiling |
+    /// |---------------------------------------|--------------------|---------|
+    /// | 1: 0, 2: 0, 4: 0, 8: 0, 16: 40        | ``Limit/connectionLimit`` "refuses more than 8" | 8 |
+    /// | 1: 3, 2: 5, 4: 9                      | ``Limit/pushback`` (at every count)          | -  |
+    /// | 1: 0, 2: 4, 4: 0                      | ``Limit/pushback`` (not a count's doing)     | -  |
+    /// | none refused                          | nil (the speeds decide)                      | -  |
+    static func pushback(_ steps: [BenchStep]) -> (limit: Limit, summary: String, ceiling: Int?)? {
+        guard let first = steps.firstIndex(where: { $0.pushbacks > 0 }) else { return nil }
+        let refused = steps[first]
+        let status = refused.pushbackStatus ?? 503
+        let share = { (step: BenchStep) in "\(step.pushbacks) of \(step.requests) requests" }
+        if first > 0, steps[first...].allSatisfy({ $0.pushbacks > 0 }) {
+            let ceiling = steps[first - 1].connections
+            return (.connectionLimit,
+                    "the server refuses more than \(ceiling) connections (HTTP \(status)): at \(refused.connections) it refused \(share(refused)), so more than \(ceiling) add nothing",
+                    ceiling)
+        }
+        let total = steps.reduce(0) { $0 + $1.pushbacks }, sent = steps.reduce(0) { $0 + $1.requests }
+        let steady = first == 0 && steps.allSatisfy { $0.pushbacks > 0 }
+        return (.pushback,
+                "the server pushed back: HTTP \(status) to \(total) of \(sent) requests\(steady ? " at every count" : ""), each sent again after a pause, so these speeds are below what the link gives",
+                nil)
     }
 }

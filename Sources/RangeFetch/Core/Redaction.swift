@@ -9,7 +9,7 @@ public enum Redaction {
     /// Query parameters whose values are secrets (compared without case).
     /// Signatures and tokens of the object stores and CDNs (S3, GCS, Azure SAS, CloudFront's
     /// `Policy`/`Key-Pair-Id`), OAuth's tokens and client secret, API keys (Google's `key`) and
-    /// passwords.
+    /// passwords, session identifiers.
     static let secretParameters: Set<String> = [
         "x-amz-signature", "x-amz-credential", "x-amz-security-token",
         "x-goog-signature", "x-goog-credential", "signature", "sig",
@@ -18,7 +18,9 @@ public enum Redaction {
         "client_secret",
         "api_key", "apikey", "api-key", "key", "secret",
         "password", "passwd", "pwd",
-        "sessionid", "session_token",
+        "sessionid", "session_token", "session",
+        // GitLab's private_token, OAuth's authorisation code, JWTs, HMAC-signed links.
+        "private_token", "auth_token", "access_key", "code", "jwt", "hmac",
     ]
 
     /// `url` with its password and secret query values replaced by ``mask``.

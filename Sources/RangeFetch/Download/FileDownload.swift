@@ -105,10 +105,12 @@ struct FileDownload {
                     // No journal (a server without ranges, or a small file): nothing can be resumed.
                     let why = mode == .singleStream ? "the server does not serve byte ranges, so"
                         : options.journal ? "files under 2 MiB keep no journal, so" : "no journal was kept, so"
-                    throw DownloadError(.cancelled, "interrupted after \(engine.segmentStates.writtenBytes) bytes; \(why) running the command again starts from the beginning")
+                    throw DownloadError(.cancelled, "interrupted after \(ByteCount.format(engine.segmentStates.writtenBytes)); \(why) running the command again starts from the beginning")
                 }
                 if error.code == .cancelled {
-                    throw DownloadError(.cancelled, "interrupted; \(engine.segmentStates.writtenBytes) of \(size.map(String.init) ?? "?") bytes are saved in \(paths.partial)", remedy: .runAgainToResume)
+                    // Sizes as the bar shows them (MiB, GiB), not a count of bytes to read digit by digit.
+                    let saved = ByteCount.format(engine.segmentStates.writtenBytes)
+                    throw DownloadError(.cancelled, "interrupted; \(saved) of \(size.map(ByteCount.format) ?? "an unknown size") are saved in \(paths.partial)", remedy: .runAgainToResume)
                 }
                 throw error
             }

@@ -48,7 +48,7 @@ public enum BatchRenderer {
     private static func fileObject(_ result: BatchFileResult, exitCode: (DownloadError) -> Int32) -> JSONObject {
         var object = JSONObject()
         object.add("index", result.index)
-        object.add("url", result.url)
+        object.add("url", Redaction.url(result.url))
         object.add("path", result.path)
         object.add("status", result.status.rawValue)
         object.add("bytes", result.bytes)
@@ -78,7 +78,7 @@ public enum BatchRenderer {
                 result.path == nil ? "-" : ByteCount.format(result.bytes),
                 result.status == .notStarted ? "-" : formatDecimal(result.elapsedSeconds, places: 2) + " s",
                 moved && result.transferredBytes > 0 ? ByteCount.format(Int64(result.bytesPerSecond)) + "/s" : "-",
-                TerminalText.escaped(result.path ?? result.url)))
+                TerminalText.escaped(result.path ?? Redaction.url(result.url))))
             if result.status == .failed, let error = result.error { lines.append("     error: \(TerminalText.escaped(error.message))") }
         }
         let speed = summary.elapsedSeconds > 0 ? Double(summary.transferredBytes) / summary.elapsedSeconds : 0

@@ -9,6 +9,10 @@ final class EngineSources {
     private let report: @Sendable (EngineEvent) -> Void
     /// How a server last refused a connection, and which source it was, not reported yet.
     private var pushback: (how: String, by: SourceID)?
+    /// Sources whose refusals were reported: a warning says it once per source (the bar, `-v`
+    /// and the JSON's `target_connections` show each lower count); 14 lines for one server were
+    /// noise.
+    private var pushbackReported: Set<SourceID> = []
 
     init(remote: RemoteFile, mirrors: [RemoteFile], report: @escaping @Sendable (EngineEvent) -> Void) {
         sourceSet = SourceSet(remote: remote, mirrors: mirrors)
@@ -142,6 +146,7 @@ final class EngineSources {
     func reportPushback(connections: Int) {
         guard let (how, id) = pushback else { return }
         pushback = nil
+        guard pushbackReported.insert(id).inserted else { return }
         report(.warning(.fewerConnections(url: Redaction.url(sourceSet[source: id].userURL), how: how, connections: connections)))
     }
 

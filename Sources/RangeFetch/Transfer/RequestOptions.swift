@@ -22,6 +22,9 @@ public struct RequestOptions: Sendable, Equatable {
     public var insecure = false
     /// A PEM bundle of CA certificates to trust instead of the system's.
     public var caCertificatePath: String?
+    /// A directory of CA certificates named by their hashes (`openssl rehash`, OpenSSL's
+    /// `SSL_CERT_DIR`), trusted as well as ``caCertificatePath`` (libcurl's `CURLOPT_CAPATH`).
+    public var caCertificateDirectory: String?
     /// Seconds allowed to establish a connection.
     public var connectTimeoutSeconds: Int = 20
     /// Redirects followed at most; credentials are not sent to a different host.
@@ -141,6 +144,7 @@ public struct RequestOptions: Sendable, Equatable {
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         if let caCertificatePath { easy.set(CURLOPT_CAINFO, caCertificatePath) }
+        if let caCertificateDirectory { easy.set(CURLOPT_CAPATH, caCertificateDirectory) }
         if let proxy { easy.set(CURLOPT_PROXY, proxy) }
         if let noProxy { easy.set(CURLOPT_NOPROXY, noProxy) }
         // Separate lists (libcurl's default since 7.42.1, set so it cannot change under us):
