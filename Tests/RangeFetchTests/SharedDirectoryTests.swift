@@ -102,6 +102,70 @@ final class SharedDirectoryTests {
         #expect(SharedDirectory.entry(shared.file("mine.bin")).map { $0.st_mode & S_IFMT } == S_IFLNK)
     }
 
+    /// Requests for the file so far (`/_stats` itself not counted).
+    private func fileRequests() throws -> Int {
+        try server.stats().log.filter { $0.path.hasPrefix("/data/") }.count
+    }
+
+    /// Another user's FIFO at the typed -o path, with that user reading it, gets nothing (curl
+    /// and wget refuse it with fs.protected_fifos=1, which is 0 here): refused before a request,
+    /// with or without a link of ours on the way to it. A FIFO of our own there is written.
+    @Test func anotherUsersFIFOAtTheTypedOutputPathReceivesNothingButOursDoes() throws {
+        try shared.asNobody("mkfifo -m 666 planted.fifo")
+        let fifo = shared.file("planted.fifo")
+        // Nobody reads it, holding it open read-write (never blocks, never sees an end of file).
+        let stolen = safe.file("stolen")
+        #expect(FileManager.default.createFile(atPath: stolen, contents: nil))
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        reader.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/bin/sh", "-c", "exec cat 0<>'\(fifo)'"]
+        reader.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stolen))
+        reader.standardError = FileHandle.nullDevice
+        try reader.run()
+        defer {
+            // SIGKILL: a process started from a test's thread inherits its blocked SIGTERM.
+            kill(reader.processIdentifier, SIGKILL)
+            reader.waitUntilExit()
+        }
+        let url = server.dataURL(size: Self.size, "auth=alice:s3cret").replacingOccurrences(of: "http://", with: "http://alice:s3cret@")
+        let refused = try runCLI([url, "-o", fifo], timeoutSeconds: 30)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(fifo) is a FIFO owned by uid 65534 in \(shared.path), which anyone can write to; another user may be reading it, so nothing was written to it; remove it"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        // Through a link of ours (followed, as -o promises) to the same FIFO: refused the same.
+        let link = safe.file("to-the-fifo")
+        #expect(symlink(fifo, link) == 0)
+        let throughLink = try runCLI([url, "-o", link], timeoutSeconds: 30)
+        #expect(throughLink.status == 4, "\(throughLink.stderr)")
+        #expect(throughLink.stderr.contains("\(fifo) is a FIFO owned by uid 65534"), "\(throughLink.stderr)")
+        #expect(try fileRequests() == 0)
+        #expect(reader.isRunning)
+        #expect(SharedDirectory.entry(stolen)?.st_size == 0)
+        #expect(SharedDirectory.entry(fifo).map { $0.st_mode & S_IFMT } == S_IFIFO)
+
+        // Our own FIFO in the same directory is a stream the user chose.
+        let ours = shared.file("ours.fifo")
+        #expect(mkfifo(ours, 0o600) == 0)
+        let count = safe.file("count"), plain = server.dataURL(size: Self.size)
+        let written = try TestProcess.run("/bin/bash", ["-c", "(wc -c < '\(ours)' > '\(count)' &) && \"$RF\" '\(plain)' -o '\(ours)' && sleep 0.3 && cat '\(count)'"],
+                                          environment: ["RF": try TestProcess.rangefetchBinary], timeoutSeconds: 60)
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(written.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(Self.size), "\(written.stdout)")
+    }
+
+    /// A device another user owns in the shared directory (made by root and given away: only
+    /// root can make one) is not written either; root's own /dev/null still is.
+    @Test func anotherUsersDeviceAtTheTypedOutputPathIsRefusedButDevNullIsWritten() throws {
+        let device = shared.file("null-of-nobody")
+        #expect(try TestProcess.run("/bin/sh", ["-c", "mknod -m 666 '\(device)' c 1 3 && chown nobody:nogroup '\(device)'"]).status == 0)
+        let refused = try runCLI([server.dataURL(size: Self.size), "-o", device], timeoutSeconds: 30)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(device) is a character device owned by uid 65534 in \(shared.path)"), "\(refused.stderr)")
+        #expect(try fileRequests() == 0)
+        let null = try runCLI([server.dataURL(size: Self.size), "-o", "/dev/null"], timeoutSeconds: 60)
+        #expect(null.status == 0, "\(null.stderr)")
+    }
+
     @Test func anEmptyPartialFileOfAnotherUserIsNotAdopted() throws {
         try shared.asNobody(": > data.bin.part")
         let result = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("data.bin"), "--checksum",
