@@ -166,6 +166,38 @@ final class SharedDirectoryTests {
         #expect(null.status == 0, "\(null.stderr)")
     }
 
+    /// `verify --metalink --repair` on a name that is another user's link in the shared
+    /// directory: the link is not followed (-o's rule), so root's 0600 file of the same size it
+    /// points to is untouched and nothing is fetched; named itself, that file is repaired.
+    @Test func aRepairIsNotWrittenThroughAnotherUsersLink() throws {
+        let size: Int64 = 4 << 20
+        let bytes = try server.expectedBytes(size: size)
+        let (whole, pieces) = MetalinkDownloadTests.digests(of: bytes)
+        let meta = safe.file("f.meta4")
+        try MetalinkDownloadTests.metalink(name: "f.bin", size: size, sha256: whole, pieces: pieces,
+                                           urls: [server.dataURL(size: size, name: "f.bin")])
+            .write(toFile: meta, atomically: true, encoding: .utf8)
+        var corrupted = bytes
+        corrupted.replaceSubrange((1 << 20)..<(2 << 20), with: Data(repeating: 7, count: 1 << 20))
+        let victim = safe.file("root-only.bin")
+        try corrupted.write(to: URL(fileURLWithPath: victim))
+        chmod(victim, 0o600)
+        try shared.asNobody("ln -s '\(victim)' f.bin")
+        let before = try fileRequests()
+        let refused = try runCLI(["verify", shared.file("f.bin"), "--metalink", meta, "--repair"])
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(shared.file("f.bin")) is a symbolic link owned by uid 65534 in \(shared.path), which anyone can write to; it is not followed, nothing was repaired; name the file it points to"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        let untouched = try Data(contentsOf: URL(fileURLWithPath: victim)) == corrupted
+        #expect(untouched)
+        #expect(SharedDirectory.entry(victim).map { $0.st_mode & 0o7777 } == 0o600)
+        #expect(try fileRequests() == before)
+        let direct = try runCLI(["verify", victim, "--metalink", meta, "--repair"])
+        #expect(direct.status == 0, "\(direct.stderr)")
+        let repaired = try Data(contentsOf: URL(fileURLWithPath: victim)) == bytes
+        #expect(repaired)
+    }
+
     @Test func anEmptyPartialFileOfAnotherUserIsNotAdopted() throws {
         try shared.asNobody(": > data.bin.part")
         let result = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("data.bin"), "--checksum",
