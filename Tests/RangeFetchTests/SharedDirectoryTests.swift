@@ -198,6 +198,32 @@ final class SharedDirectoryTests {
         #expect(repaired)
     }
 
+    /// Another user's link under the name of a directory on the way (`-d`, a new directory
+    /// under it, the parents of `-o`, a list's `dir=`) is not followed: nothing is created where
+    /// it points. A link of our own there is followed.
+    @Test func anotherUsersLinkAsADirectoryOnTheWayIsNotFollowedButOursIs() throws {
+        let pointed = try TemporaryDirectory("rf-pointed")
+        try shared.asNobody("ln -s '\(pointed.path)' out")
+        let link = shared.file("out")
+        let refusal = "\(link) is a symbolic link owned by uid 65534 in \(shared.path), which anyone can write to; it is not followed, so nothing was written; remove it"
+        let list = safe.file("list.txt")
+        try "\(server.dataURL(size: Self.size))\n  dir=out/listed\n".write(toFile: list, atomically: true, encoding: .utf8)
+        for arguments in [["-d", link], ["-d", link + "/new/sub"], ["-o", link + "/typed.bin"], ["-o", link + "/new/typed.bin"],
+                          ["-i", list, "-d", shared.path]] {
+            let result = try runCLI((arguments.first == "-i" ? [] : [server.dataURL(size: Self.size)]) + arguments)
+            #expect(result.status == 4, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(refusal), "\(arguments): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: pointed.path).isEmpty, "\(arguments)")
+        }
+        #expect(try fileRequests() == 0)
+        // Our own link to a directory, in the same shared directory, is followed.
+        let mine = try TemporaryDirectory("rf-mine")
+        #expect(symlink(mine.path, shared.file("mine")) == 0)
+        let followed = try runCLI([server.dataURL(size: Self.size), "-d", shared.file("mine") + "/sub"])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        try server.expectFile(mine.file("sub/data.bin"), size: Self.size, sourceLocation: #_sourceLocation)
+    }
+
     @Test func anEmptyPartialFileOfAnotherUserIsNotAdopted() throws {
         try shared.asNobody(": > data.bin.part")
         let result = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("data.bin"), "--checksum",

@@ -53,9 +53,9 @@ struct OutputPaths: Sendable {
     /// - Parameter followsLink: see ``init(destination:suggestedName:followsLink:)``.
     static func prepareDestination(_ destination: DownloadOptions.Destination, followsLink: Bool) throws(DownloadError) {
         switch destination {
-        case .directory(let directory): FileSystem.createDirectories(directory)
+        case .directory(let directory): try FileSystem.createDirectories(directory)
         case .file(let path) where !path.isEmpty && FileSystem.kind(of: path, followingLinks: followsLink) != .other:
-            FileSystem.createDirectories(FileSystem.directoryName(of: followsLink ? try FileSystem.followingLinks(path) : path))
+            try FileSystem.createDirectories(FileSystem.directoryName(of: followsLink ? try FileSystem.followingLinks(path) : path))
         case .file, .standardOutput: break
         }
         try checkDestination(destination, followsLink: followsLink)

@@ -132,13 +132,18 @@ enum FileSystem {
         }
     }
 
-    /// `mkdir -p`: creates `directory` and any missing parents (mode 0755); failures surface
-    /// later, when the directory is checked.
-    static func createDirectories(_ directory: String) {
-        guard kind(of: directory) == .missing else { return }
-        let parent = directoryName(of: directory)
-        if parent != directory { createDirectories(parent) }
-        mkdir(directory, 0o755)
+    /// `mkdir -p`: creates `directory` and any missing parents (mode 0755 less the umask),
+    /// walking it with ``DirectoryWalk``, so nothing is made through a link another user put
+    /// on the way in a directory anyone can write to.
+    /// - Throws: for such a link only; other failures surface later, when the directory is checked.
+    static func createDirectories(_ directory: String) throws(DownloadError) {
+        do {
+            close(try DirectoryWalk.open(directory, creating: true))
+        } catch where error.explanation != nil {
+            throw error.downloadError
+        } catch {
+            return
+        }
     }
 
     /// Free bytes available to this process on the file system holding `path`, if known.
