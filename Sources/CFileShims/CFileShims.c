@@ -26,6 +26,10 @@ int cfs_punch_hole(int fd, off_t offset, off_t length) {
     return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length);
 }
 
+int cfs_open_directory_step(int directory, const char *name) {
+    return openat(directory, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int cfs_open_anonymous(const char *directory) {
     return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 }

@@ -102,6 +102,128 @@ final class SharedDirectoryTests {
         #expect(SharedDirectory.entry(shared.file("mine.bin")).map { $0.st_mode & S_IFMT } == S_IFLNK)
     }
 
+    /// Requests for the file so far (`/_stats` itself not counted).
+    private func fileRequests() throws -> Int {
+        try server.stats().log.filter { $0.path.hasPrefix("/data/") }.count
+    }
+
+    /// Another user's FIFO at the typed -o path, with that user reading it, gets nothing (curl
+    /// and wget refuse it with fs.protected_fifos=1, which is 0 here): refused before a request,
+    /// with or without a link of ours on the way to it. A FIFO of our own there is written.
+    @Test func anotherUsersFIFOAtTheTypedOutputPathReceivesNothingButOursDoes() throws {
+        try shared.asNobody("mkfifo -m 666 planted.fifo")
+        let fifo = shared.file("planted.fifo")
+        // Nobody reads it, holding it open read-write (never blocks, never sees an end of file).
+        let stolen = safe.file("stolen")
+        #expect(FileManager.default.createFile(atPath: stolen, contents: nil))
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        reader.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/bin/sh", "-c", "exec cat 0<>'\(fifo)'"]
+        reader.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stolen))
+        reader.standardError = FileHandle.nullDevice
+        try reader.run()
+        defer {
+            // SIGKILL: a process started from a test's thread inherits its blocked SIGTERM.
+            kill(reader.processIdentifier, SIGKILL)
+            reader.waitUntilExit()
+        }
+        let url = server.dataURL(size: Self.size, "auth=alice:s3cret").replacingOccurrences(of: "http://", with: "http://alice:s3cret@")
+        let refused = try runCLI([url, "-o", fifo], timeoutSeconds: 30)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(fifo) is a FIFO owned by uid 65534 in \(shared.path), which anyone can write to; another user may be reading it, so nothing was written to it; remove it"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        // Through a link of ours (followed, as -o promises) to the same FIFO: refused the same.
+        let link = safe.file("to-the-fifo")
+        #expect(symlink(fifo, link) == 0)
+        let throughLink = try runCLI([url, "-o", link], timeoutSeconds: 30)
+        #expect(throughLink.status == 4, "\(throughLink.stderr)")
+        #expect(throughLink.stderr.contains("\(fifo) is a FIFO owned by uid 65534"), "\(throughLink.stderr)")
+        #expect(try fileRequests() == 0)
+        #expect(reader.isRunning)
+        #expect(SharedDirectory.entry(stolen)?.st_size == 0)
+        #expect(SharedDirectory.entry(fifo).map { $0.st_mode & S_IFMT } == S_IFIFO)
+
+        // Our own FIFO in the same directory is a stream the user chose.
+        let ours = shared.file("ours.fifo")
+        #expect(mkfifo(ours, 0o600) == 0)
+        let count = safe.file("count"), plain = server.dataURL(size: Self.size)
+        let written = try TestProcess.run("/bin/bash", ["-c", "(wc -c < '\(ours)' > '\(count)' &) && \"$RF\" '\(plain)' -o '\(ours)' && sleep 0.3 && cat '\(count)'"],
+                                          environment: ["RF": try TestProcess.rangefetchBinary], timeoutSeconds: 60)
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(written.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(Self.size), "\(written.stdout)")
+    }
+
+    /// A device another user owns in the shared directory (made by root and given away: only
+    /// root can make one) is not written either; root's own /dev/null still is.
+    @Test func anotherUsersDeviceAtTheTypedOutputPathIsRefusedButDevNullIsWritten() throws {
+        let device = shared.file("null-of-nobody")
+        #expect(try TestProcess.run("/bin/sh", ["-c", "mknod -m 666 '\(device)' c 1 3 && chown nobody:nogroup '\(device)'"]).status == 0)
+        let refused = try runCLI([server.dataURL(size: Self.size), "-o", device], timeoutSeconds: 30)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(device) is a character device owned by uid 65534 in \(shared.path)"), "\(refused.stderr)")
+        #expect(try fileRequests() == 0)
+        let null = try runCLI([server.dataURL(size: Self.size), "-o", "/dev/null"], timeoutSeconds: 60)
+        #expect(null.status == 0, "\(null.stderr)")
+    }
+
+    /// `verify --metalink --repair` on a name that is another user's link in the shared
+    /// directory: the link is not followed (-o's rule), so root's 0600 file of the same size it
+    /// points to is untouched and nothing is fetched; named itself, that file is repaired.
+    @Test func aRepairIsNotWrittenThroughAnotherUsersLink() throws {
+        let size: Int64 = 4 << 20
+        let bytes = try server.expectedBytes(size: size)
+        let (whole, pieces) = MetalinkDownloadTests.digests(of: bytes)
+        let meta = safe.file("f.meta4")
+        try MetalinkDownloadTests.metalink(name: "f.bin", size: size, sha256: whole, pieces: pieces,
+                                           urls: [server.dataURL(size: size, name: "f.bin")])
+            .write(toFile: meta, atomically: true, encoding: .utf8)
+        var corrupted = bytes
+        corrupted.replaceSubrange((1 << 20)..<(2 << 20), with: Data(repeating: 7, count: 1 << 20))
+        let victim = safe.file("root-only.bin")
+        try corrupted.write(to: URL(fileURLWithPath: victim))
+        chmod(victim, 0o600)
+        try shared.asNobody("ln -s '\(victim)' f.bin")
+        let before = try fileRequests()
+        let refused = try runCLI(["verify", shared.file("f.bin"), "--metalink", meta, "--repair"])
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(shared.file("f.bin")) is a symbolic link owned by uid 65534 in \(shared.path), which anyone can write to; it is not followed, nothing was repaired; name the file it points to"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        let untouched = try Data(contentsOf: URL(fileURLWithPath: victim)) == corrupted
+        #expect(untouched)
+        #expect(SharedDirectory.entry(victim).map { $0.st_mode & 0o7777 } == 0o600)
+        #expect(try fileRequests() == before)
+        let direct = try runCLI(["verify", victim, "--metalink", meta, "--repair"])
+        #expect(direct.status == 0, "\(direct.stderr)")
+        let repaired = try Data(contentsOf: URL(fileURLWithPath: victim)) == bytes
+        #expect(repaired)
+    }
+
+    /// Another user's link under the name of a directory on the way (`-d`, a new directory
+    /// under it, the parents of `-o`, a list's `dir=`) is not followed: nothing is created where
+    /// it points. A link of our own there is followed.
+    @Test func anotherUsersLinkAsADirectoryOnTheWayIsNotFollowedButOursIs() throws {
+        let pointed = try TemporaryDirectory("rf-pointed")
+        try shared.asNobody("ln -s '\(pointed.path)' out")
+        let link = shared.file("out")
+        let refusal = "\(link) is a symbolic link owned by uid 65534 in \(shared.path), which anyone can write to; it is not followed, so nothing was written; remove it"
+        let list = safe.file("list.txt")
+        try "\(server.dataURL(size: Self.size))\n  dir=out/listed\n".write(toFile: list, atomically: true, encoding: .utf8)
+        for arguments in [["-d", link], ["-d", link + "/new/sub"], ["-o", link + "/typed.bin"], ["-o", link + "/new/typed.bin"],
+                          ["-i", list, "-d", shared.path]] {
+            let result = try runCLI((arguments.first == "-i" ? [] : [server.dataURL(size: Self.size)]) + arguments)
+            #expect(result.status == 4, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(refusal), "\(arguments): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: pointed.path).isEmpty, "\(arguments)")
+        }
+        #expect(try fileRequests() == 0)
+        // Our own link to a directory, in the same shared directory, is followed.
+        let mine = try TemporaryDirectory("rf-mine")
+        #expect(symlink(mine.path, shared.file("mine")) == 0)
+        let followed = try runCLI([server.dataURL(size: Self.size), "-d", shared.file("mine") + "/sub"])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        try server.expectFile(mine.file("sub/data.bin"), size: Self.size, sourceLocation: #_sourceLocation)
+    }
+
     @Test func anEmptyPartialFileOfAnotherUserIsNotAdopted() throws {
         try shared.asNobody(": > data.bin.part")
         let result = try runCLI([server.dataURL(size: Self.size), "-o", shared.file("data.bin"), "--checksum",

@@ -28,6 +28,11 @@ int cfs_limit_malloc_arenas(int count);
 /// a range already consumed (a stream's spool). Returns 0 or -1 with errno set.
 int cfs_punch_hole(int fd, off_t offset, off_t length);
 
+/// openat(directory, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC): one step of a walk down
+/// a path (O_PATH needs only search permission, and is declared only under _GNU_SOURCE). Fails
+/// with ELOOP or ENOTDIR at a symbolic link, which is never followed. Returns -1 with errno set.
+int cfs_open_directory_step(int directory, const char *name);
+
 /// open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600): a file with no name, gone when closed.
 /// Returns -1 with errno set where the file system cannot (EOPNOTSUPP, EISDIR on old kernels).
 int cfs_open_anonymous(const char *directory);

@@ -240,7 +240,7 @@ final class BatchRun: Sendable {
         case .directory(let directory): directory
         case .standardOutput: "."
         }
-        FileSystem.createDirectories(directory)
+        try FileSystem.createDirectories(directory)
         try OutputPaths.checkDestination(destination, followsLink: false)
     }
 }

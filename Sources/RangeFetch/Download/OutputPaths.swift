@@ -53,9 +53,9 @@ struct OutputPaths: Sendable {
     /// - Parameter followsLink: see ``init(destination:suggestedName:followsLink:)``.
     static func prepareDestination(_ destination: DownloadOptions.Destination, followsLink: Bool) throws(DownloadError) {
         switch destination {
-        case .directory(let directory): FileSystem.createDirectories(directory)
+        case .directory(let directory): try FileSystem.createDirectories(directory)
         case .file(let path) where !path.isEmpty && FileSystem.kind(of: path, followingLinks: followsLink) != .other:
-            FileSystem.createDirectories(FileSystem.directoryName(of: followsLink ? try FileSystem.followingLinks(path) : path))
+            try FileSystem.createDirectories(FileSystem.directoryName(of: followsLink ? try FileSystem.followingLinks(path) : path))
         case .file, .standardOutput: break
         }
         try checkDestination(destination, followsLink: followsLink)
@@ -70,7 +70,7 @@ struct OutputPaths: Sendable {
         case .file(let path):
             guard !path.isEmpty else { throw DownloadError(.invalidOption, "output path is empty") }
             if FileSystem.kind(of: path, followingLinks: followsLink) == .other {
-                if followsLink { _ = try FileSystem.followingLinks(path) }
+                try StreamTarget.refusePlanted(path, followsLink: followsLink)
                 guard access(path, W_OK) == 0 else {
                     throw DownloadError(.fileSystem(errno: EACCES), "\(path) is not writable")
                 }
@@ -120,11 +120,51 @@ struct StreamTarget: Sendable {
         self.path = path
     }
 
-    /// A descriptor open for writing, which the caller closes. Opening a FIFO waits for its reader.
-    func open() throws(SystemCallError) -> Int32 {
+    /// A descriptor open for writing, which the caller closes. Opening a FIFO waits for its
+    /// reader. The file is judged (``refusePlanted(_:followsLink:opened:)``) before the open, so
+    /// a FIFO of another user's is never opened, and again as opened, before a byte is written.
+    func open() throws(DownloadError) -> Int32 {
         guard let path else {
-            return try SystemCall.check("dup", path: name) { dup(STDOUT_FILENO) }
+            return try DownloadError.withSystemCalls { () throws(SystemCallError) in
+                try SystemCall.check("dup", path: name) { dup(STDOUT_FILENO) }
+            }
         }
-        return try SystemCall.check("open", path: path) { Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (refusesLink ? O_NOFOLLOW : 0)) }
+        try Self.refusePlanted(path, followsLink: !refusesLink)
+        let flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (refusesLink ? O_NOFOLLOW : 0)
+        let descriptor = try DownloadError.withSystemCalls { () throws(SystemCallError) in
+            try SystemCall.check("open", path: path) { Glibc.open(path, flags) }
+        }
+        var opened = stat()
+        do throws(DownloadError) {
+            guard fstat(descriptor, &opened) == 0 else {
+                throw SystemCallError(function: "fstat", path: path, errno: errno).downloadError
+            }
+            try Self.refusePlanted(path, followsLink: !refusesLink, opened: opened)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    /// Throws when the file at `path` (a link there followed when `followsLink`, as
+    /// ``LinkFollowRule`` allows) is a FIFO, device or socket that ``SpecialFileRule`` keeps
+    /// from receiving the download: another user's, in a sticky directory anyone can write to.
+    /// - Parameter opened: the file as opened (`fstat`), judged instead of the entry at the path.
+    static func refusePlanted(_ path: String, followsLink: Bool, opened: stat? = nil) throws(DownloadError) {
+        let final = followsLink ? try FileSystem.followingLinks(path) : path
+        var info = stat()
+        if let opened {
+            info = opened
+        } else if lstat(final, &info) != 0 {
+            return
+        }
+        guard info.st_mode & S_IFMT != S_IFREG else { return }
+        let directory = FileSystem.directoryName(of: final)
+        var holder = stat()
+        guard stat(directory, &holder) == 0,
+              !SpecialFileRule.mayWrite(owner: info.st_uid, directoryMode: holder.st_mode,
+                                        directoryOwner: holder.st_uid, caller: geteuid()) else { return }
+        throw DownloadError(.fileSystem(errno: EACCES), "\(final) is \(SpecialFileRule.kindName(info.st_mode)) owned by uid \(info.st_uid) in \(directory), which anyone can write to; another user may be reading it, so nothing was written to it", remedy: .removeStrayFile)
     }
 }

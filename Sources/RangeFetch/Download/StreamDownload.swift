@@ -38,7 +38,7 @@ struct StreamDownload {
         let spool = try DownloadError.withSystemCalls { () throws(SystemCallError) in try PartialFile(anonymousIn: Self.spoolDirectory) }
         let output: Int32
         do {
-            output = try DownloadError.withSystemCalls { () throws(SystemCallError) in try target.open() }
+            output = try target.open()
         } catch {
             spool.close()
             throw error

@@ -16,10 +16,12 @@ final class DirectoryHandle {
     let path: String
     let descriptor: Int32
 
-    /// Opens `path` (`open(O_RDONLY | O_DIRECTORY)`; read access lets it be `fsync`ed).
+    /// Opens `path` (`O_RDONLY | O_DIRECTORY`; read access lets it be `fsync`ed), walking it
+    /// component by component (``DirectoryWalk``): never through another user's link in a
+    /// directory anyone can write to.
     init(_ path: String) throws(SystemCallError) {
         self.path = path
-        descriptor = try SystemCall.check("open", path: path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        descriptor = try DirectoryWalk.open(path)
     }
 
     /// The handle of the directory holding `filePath`, and the file's name in it.

@@ -24,8 +24,10 @@ enum FileSystem {
     /// links in directories are left to the kernel. Gives up after 40 links (a loop), returning
     /// the last path reached, where opening fails with a clear error.
     /// - Throws: when a link is one ``LinkFollowRule`` forbids following (another user's link in
-    ///   a sticky world-writable directory), naming it and its owner.
-    static func followingLinks(_ path: String) throws(DownloadError) -> String {
+    ///   a sticky world-writable directory), naming it and its owner, then saying `refusal` and
+    ///   with `remedy`.
+    static func followingLinks(_ path: String, refusal: String = "so nothing was written",
+                               remedy: DownloadError.Remedy? = .removeStrayFile) throws(DownloadError) -> String {
         var current = path
         for _ in 0..<40 {
             var info = stat()
@@ -35,7 +37,7 @@ enum FileSystem {
             if stat(directory, &holder) == 0,
                !LinkFollowRule.mayFollow(linkOwner: info.st_uid, directoryMode: holder.st_mode,
                                          directoryOwner: holder.st_uid, caller: geteuid()) {
-                throw DownloadError(.fileSystem(errno: EACCES), "\(current) is a symbolic link owned by uid \(info.st_uid) in \(directory), which anyone can write to; it is not followed, so nothing was written", remedy: .removeStrayFile)
+                throw DownloadError(.fileSystem(errno: EACCES), "\(current) is a symbolic link owned by uid \(info.st_uid) in \(directory), which anyone can write to; it is not followed, \(refusal)", remedy: remedy)
             }
             var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let length = readlink(current, &target, target.count - 1)
@@ -130,13 +132,18 @@ enum FileSystem {
         }
     }
 
-    /// `mkdir -p`: creates `directory` and any missing parents (mode 0755); failures surface
-    /// later, when the directory is checked.
-    static func createDirectories(_ directory: String) {
-        guard kind(of: directory) == .missing else { return }
-        let parent = directoryName(of: directory)
-        if parent != directory { createDirectories(parent) }
-        mkdir(directory, 0o755)
+    /// `mkdir -p`: creates `directory` and any missing parents (mode 0755 less the umask),
+    /// walking it with ``DirectoryWalk``, so nothing is made through a link another user put
+    /// on the way in a directory anyone can write to.
+    /// - Throws: for such a link only; other failures surface later, when the directory is checked.
+    static func createDirectories(_ directory: String) throws(DownloadError) {
+        do {
+            close(try DirectoryWalk.open(directory, creating: true))
+        } catch where error.explanation != nil {
+            throw error.downloadError
+        } catch {
+            return
+        }
     }
 
     /// Free bytes available to this process on the file system holding `path`, if known.

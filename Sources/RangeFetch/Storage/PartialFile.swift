@@ -136,7 +136,11 @@ final class PartialFile: @unchecked Sendable {
     init(existingAt path: String, writable: Bool) throws(DownloadError) {
         self.path = path
         directory = nil
-        let opened = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
+        // A writable open follows a link at the name only as -o does (``LinkFollowRule``:
+        // never another user's link in a sticky directory anyone can write to), then opens
+        // what it found without following, so a link planted meanwhile is not written through.
+        let target = writable ? try FileSystem.followingLinks(path, refusal: "nothing was repaired; name the file it points to if that is the one to repair", remedy: nil) : path
+        let opened = open(target, (writable ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
         guard opened >= 0 else {
             throw SystemCallError(function: "open", path: path, errno: errno).downloadError
         }

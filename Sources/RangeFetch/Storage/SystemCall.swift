@@ -9,13 +9,17 @@ struct SystemCallError: Error, Sendable, CustomStringConvertible {
     var function: String
     var path: String
     var errno: Int32
+    /// What to say instead of the call and its errno, when the failure is a refusal of ours
+    /// (``DirectoryWalk``'s link not followed): said with ``DownloadError/Remedy/removeStrayFile``.
+    var explanation: String? = nil
 
     var description: String {
-        "\(function) \(path): \(String(cString: strerror(errno)))"
+        explanation ?? "\(function) \(path): \(String(cString: strerror(errno)))"
     }
 
     /// The same failure as a user-facing download error.
     var downloadError: DownloadError {
+        if let explanation { return DownloadError(.fileSystem(errno: errno), explanation, remedy: .removeStrayFile) }
         let remedy: DownloadError.Remedy? = switch errno {
         case ENOSPC, EDQUOT: .freeSpaceThenRunAgain
         case EACCES, EPERM, EROFS: .chooseWritableLocation
