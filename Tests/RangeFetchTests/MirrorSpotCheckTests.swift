@@ -62,30 +62,32 @@ final class LyingMirrorTests {
             .reduce(0) { $0 + $1.bytes }
     }
 
-    @Test func aMirrorSendingZerosForRealRangesIsDroppedAndItsRangesFetchedAgain() throws {
+    /// Downloads `name` (32 MiB) from the main URL (`mainQuery`) with a mirror at "localhost"
+    /// that sends zeros past 8 KiB (plus `liarQuery`): the file must be exact and the mirror named
+    /// as caught. Returns stderr.
+    private func expectLiarCaught(_ name: String, mainQuery: String, liarQuery: String = "",
+                                  sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let size: Int64 = 32 << 20
-        let main = server.dataURL(size: size, name: "l.bin", "rate=6000000")
-        let liar = "http://localhost:\(server.port)/data/\(size)/l.bin?zerosover=8192"
-        let result = try runCLI([main, "--mirror", liar, "-n", "4", "--min-segment", "1M", "-o", out.file("l.bin")])
-        #expect(result.status == 0, "\(result.stderr)")
-        try server.expectFile(out.file("l.bin"), size: size, sourceLocation: #_sourceLocation)
+        let main = server.dataURL(size: size, name: name, "rate=6000000" + mainQuery)
+        let liar = "http://localhost:\(server.port)/data/\(size)/\(name)?zerosover=8192" + liarQuery
+        let result = try runCLI([main, "--mirror", liar, "-n", "4", "--min-segment", "1M", "-o", out.file(name)])
+        #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
+        try server.expectFile(out.file(name), size: size, sourceLocation: sourceLocation)
         #expect(result.stderr.contains("mirror http://localhost:\(server.port)") && result.stderr.contains("differ from the main URL"),
-                "\(result.stderr)")
-        #expect(result.stderr.contains("no checksum to prove the mirrors' bytes"))
+                "\(result.stderr)", sourceLocation: sourceLocation)
+        return result.stderr
+    }
+
+    @Test func aMirrorSendingZerosForRealRangesIsDroppedAndItsRangesFetchedAgain() throws {
+        let stderr = try expectLiarCaught("l.bin", mainQuery: "")
+        #expect(stderr.contains("no checksum to prove the mirrors' bytes"))
     }
 
     /// The same liar sending a `Content-Digest` of the zeros it sends: a digest a mirror makes of
     /// its own bytes proves they arrived as sent, not that they are the file's, so its ranges are
     /// still spot-checked, and it is caught (74 of 128 blocks were zeros, exit 0, before).
     @Test func aMirrorVouchingForItsZerosWithContentDigestIsStillCaught() throws {
-        let size: Int64 = 32 << 20
-        let main = server.dataURL(size: size, name: "v.bin", "rate=6000000&contentdigest=good")
-        let liar = "http://localhost:\(server.port)/data/\(size)/v.bin?zerosover=8192&contentdigest=sent"
-        let result = try runCLI([main, "--mirror", liar, "-n", "4", "--min-segment", "1M", "-o", out.file("v.bin")])
-        #expect(result.status == 0, "\(result.stderr)")
-        try server.expectFile(out.file("v.bin"), size: size, sourceLocation: #_sourceLocation)
-        #expect(result.stderr.contains("mirror http://localhost:\(server.port)") && result.stderr.contains("differ from the main URL"),
-                "\(result.stderr)")
+        _ = try expectLiarCaught("v.bin", mainQuery: "&contentdigest=good", liarQuery: "&contentdigest=sent")
     }
 
     /// Which Content-Digest proofs spare bytes their spot check: the main URL's match, never a
