@@ -9,7 +9,7 @@ struct BatchJournalLoadTests {
     init() throws { directory = try TemporaryDirectory("rf-batchjournal") }
 
     private func open(loading: Bool = true) throws -> BatchJournal {
-        guard case .journal(let journal) = BatchJournal.open(directory: directory.path, loading: loading) else {
+        guard case .journal(let journal) = try BatchJournal.open(directory: directory.path, loading: loading) else {
             throw TestFailure("the journal was not opened")
         }
         return journal
@@ -66,6 +66,45 @@ struct BatchJournalLoadTests {
         let journal = try open()
         #expect(journal.count == 1 && journal.isFinished(Self.record(2).key, stamp: Self.stamp(2)))
     }
+
+    /// Ctrl-C while a journal of many records loads ends the run at once, not when the load is
+    /// done (a huge journal took 14-24 s to load before a Ctrl-C was seen).
+    @Test func anInterruptWhileAHugeJournalLoadsEndsTheRunAtOnce() throws {
+        // Copies of one record: each is read, checked and stored as any record would be.
+        let line = Data(Self.record(1).line)
+        var block = Data()
+        block.reserveCapacity(line.count * 4096)
+        for _ in 0..<4096 { block.append(line) }
+        let path = directory.file(BatchJournal.fileName)
+        #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        for _ in 0..<Self.hugeJournalBlocks { handle.write(block) }
+        try handle.close()
+        let list = directory.file("list.txt")
+        try "http://127.0.0.1:1/never.bin\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let run = try RunningCLI(["-i", list, "-d", directory.path])
+        // Interrupted once the journal is open, i.e. while it loads.
+        let deadline = Date().addingTimeInterval(30)
+        func journalIsOpen() -> Bool {
+            let fds = "/proc/\(run.pid)/fd"
+            return ((try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []).contains {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0)) == path
+            }
+        }
+        while !journalIsOpen() && Date() < deadline { usleep(2_000) }
+        #expect(journalIsOpen(), "the journal was never seen open")
+        let interrupted = Date()
+        run.send(SIGINT)
+        let (status, stderr) = try run.wait(timeoutSeconds: 60)
+        let seconds = Date().timeIntervalSince(interrupted)
+        #expect(status == 130, "\(stderr)")
+        #expect(seconds < 2, "took \(seconds) s to stop after Ctrl-C")
+        #expect(stderr.contains("interrupted"), "\(stderr)")
+    }
+
+    /// Blocks of 4,096 records (~1.3 MB) in the journal of the interrupt test: ~1.3 GB would be
+    /// the size; 100 (130 MB) take well over 2 s to load in a debug build.
+    static let hugeJournalBlocks = 100
 
     @Test func aJournalOthersCanReadIsMadeOwnerOnly() throws {
         let path = directory.file(BatchJournal.fileName)

@@ -87,6 +87,32 @@ final class EncodingTests {
         #expect(try downloadLog().filter { $0.method == "GET" }.count <= 1)
     }
 
+    /// 64 MiB of zeros gzipped (~64 KiB) sent to a request for identity: decoding stops at
+    /// ``DecodedSizeLimit``'s 16 MiB floor with one line naming the URL and what to do, no file.
+    /// Asked for with -H 'Accept-Encoding: gzip', the same body is decoded whole.
+    @Test func aGzipBombSentUnaskedStopsAtTheLimitButOneAskedForIsDecoded() throws {
+        let size: Int64 = 64 << 20
+        let url = server.dataURL(size: size, name: "bomb.bin", "encoding=gzip&realgzip=1&forceencoding=1&gzipzeros=1")
+        let result = try runCLI([url, "-o", target], timeoutSeconds: 60)
+        #expect(result.status == 3, "\(result.stderr)")
+        // The decoding warning (as for any forced coding), then one line of error.
+        let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("rangefetch: error:") }
+        #expect(errors.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("\(url): the server sent the file gzip-encoded although identity was asked, and ")
+                && result.stderr.contains("(more than 200 times as much, as a decompression bomb does); stopped there. If the file is really that compressible, ask for the coding with -H 'Accept-Encoding: gzip'"),
+                "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+        let part = (try? FileManager.default.attributesOfItem(atPath: target + ".part")[.size] as? Int64) ?? 0
+        #expect(part <= DecodedSizeLimit.floorBytes, "\(part) decoded bytes written")
+        let gets = try downloadLog().filter { $0.method == "GET" && $0.path.hasSuffix("bomb.bin") }
+        #expect(gets.count == 1, "not retried: \(gets.count) GETs")
+
+        try? FileManager.default.removeItem(atPath: target + ".part")
+        let asked = try runCLI([url, "-o", target, "--overwrite", "-H", "Accept-Encoding: gzip"], timeoutSeconds: 60)
+        #expect(asked.status == 0, "\(asked.stderr)")
+        #expect(FileSystem.size(of: target) == size)
+    }
+
     @Test func usersAcceptEncodingWinsForWholeBodiesAndRangesStayIdentity() throws {
         // A coding the user asks for: the probe carries it, the server gzips, the body is decoded.
         let encoded = try runGet(server.dataURL(size: Self.size, "encoding=gzip&realgzip=1"), ["-H", "Accept-Encoding: gzip"])

@@ -142,6 +142,40 @@ final class StreamedListTests {
         #expect(left.isEmpty, "\(left)")
     }
 
+    /// A list on standard input (it may carry credentials) is copied to a file with no name: while
+    /// the batch runs and after a SIGKILL, $TMPDIR holds nothing (duplicatePathLateInAList... shows
+    /// the copy still tells a duplicate).
+    @Test func aListOnStandardInputLeavesNoFileBehindAfterSIGKILL() throws {
+        let fault = try FaultServer()
+        defer { fault.stop() }
+        let temporary = lists.file("tmp")
+        #expect(mkdir(temporary, 0o700) == 0)
+        let fifo = lists.file("stdin.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let process = Process()
+        _ = try TestProcess.launch(process, "/bin/bash", ["-c", "exec \"$RF\" -i - -d '\(out.path)' -j 1 < '\(fifo)'"],
+                                   environment: ["RF": try TestProcess.rangefetchBinary, "TMPDIR": temporary])
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let writer = try #require(FileHandle(forWritingAtPath: fifo))
+        defer { try? writer.close() }
+        let secret = fault.dataURL(size: 4096, name: "first.bin", "token=s3cret-list-token")
+        writer.write(Data((secret + "\n  header=Authorization: Bearer s3cret-list-header\n" + fault.dataURL(size: 4096, name: "second.bin") + "\n").utf8))
+        let deadline = Date().addingTimeInterval(30)
+        while !out.exists("first.bin") && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(out.exists("first.bin"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+        // The copy exists, with no name: open only in this process.
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")
+        let targets = descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process.processIdentifier)/fd/\($0)") }
+        #expect(targets.contains { $0.hasPrefix(temporary + "/") && $0.hasSuffix("(deleted)") }, "\(targets)")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+    }
+
     /// The first file is fetched while the list's writer has not finished it: a FIFO held open.
     @Test func firstFileFinishesBeforeTheListIsComplete() throws {
         let fault = try FaultServer()

@@ -164,6 +164,8 @@ auth -> redirect -> nohead -> status503 -> status -> 404 -> ranges and the body 
                       is acceptable), "*" or "gzip"/"x-gzip" with q > 0. With forceencoding=1:
                       whatever the request says. An encoded answer ignores Range (200, never 206),
                       has no Accept-Ranges, Content-Length = the gzipped length, no digest headers.
+  gzipzeros=1         with realgzip=1: the gzipped body is SIZE zeros (level 9, ~1000:1: a decompression
+                      bomb), whatever the resource holds.
   contentlength=TEXT  send "Content-Length: TEXT" (raw, e.g. -5 or 99999999999999999999) instead of
                       the real length, then the real body, then close the connection.
   bigheader=N         add one header line "X-Big: " + N bytes of "a" to content answers.
@@ -534,7 +536,7 @@ CHOICES = {
 }
 KNOWN_PARAMETERS = set(NUMBERS) | set(CHOICES) | {
     "auth", "redirecthost", "nohead", "retryafter", "wrongrange", "chunked", "norange",
-    "noaccept", "encoding", "forceencoding", "disposition", "contentrange", "realgzip", "contentlength",
+    "noaccept", "encoding", "forceencoding", "disposition", "contentrange", "realgzip", "gzipzeros", "contentlength",
     "etagbyconn", "rejectauth", "authb64", "link",
 }
 
@@ -1072,8 +1074,11 @@ class Handler(BaseHTTPRequestHandler):
     def serve_encoded(self, res, faults, head):
         """realgzip=1: the whole representation gzipped, as a 200 whatever the Range said."""
         coding = self.real_coding(faults)
-        body = ENCODED.get((res.identity, coding),
-                           lambda: gzip.compress(bytes(res.read(0, res.size)), compresslevel=1, mtime=0))
+        if faults.flag("gzipzeros"):  # a decompression bomb: the size's worth of zeros, gzipped hard
+            body = ENCODED.get((res.identity, coding, "zeros"), lambda: gzip.compress(bytes(res.size), compresslevel=9, mtime=0))
+        else:
+            body = ENCODED.get((res.identity, coding),
+                               lambda: gzip.compress(bytes(res.read(0, res.size)), compresslevel=1, mtime=0))
         self.send_response(200)
         if faults.has("contentlength"):
             self.send_header("Content-Length", faults.text("contentlength"))

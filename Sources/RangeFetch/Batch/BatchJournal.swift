@@ -79,7 +79,9 @@ final class BatchJournal: Sendable {
     /// Opens the journal of `directory`, whose records are loaded when `loading` (with
     /// ``BatchOptions/recheck`` they are only appended to); a missing one (or directory) is
     /// created with the first record.
-    static func open(directory: String, loading: Bool) -> Opened {
+    /// - Throws: ``DownloadError/cancelled()`` once `cancellation` is set while the records load
+    ///   (asked every MiB read: a journal of millions takes seconds, and Ctrl-C must not wait).
+    static func open(directory: String, loading: Bool, cancellation: CancellationFlag? = nil) throws(DownloadError) -> Opened {
         let path = directory.hasSuffix("/") ? directory + fileName : directory + "/" + fileName
         let descriptor: Int32
         do {
@@ -93,7 +95,10 @@ final class BatchJournal: Sendable {
         }
         var info = stat()
         if fstat(descriptor, &info) == 0, info.st_mode & 0o077 != 0 { _ = fchmod(descriptor, 0o600) }
-        let (finished, ignored, endsInNewline) = load(descriptor, keeping: loading)
+        guard let (finished, ignored, endsInNewline) = load(descriptor, keeping: loading, cancellation: cancellation) else {
+            close(descriptor)
+            throw DownloadError.cancelled()
+        }
         // A torn last line is ended, so that the next record starts a line of its own.
         if !endsInNewline { _ = [UInt8(ascii: "\n")].withUnsafeBytes { write(descriptor, $0.baseAddress, 1) } }
         return .journal(BatchJournal(directory: directory, path: path, descriptor: descriptor, finished: finished, ignoredLines: ignored))
@@ -132,7 +137,8 @@ final class BatchJournal: Sendable {
     }
 
     /// Records read: key to stamp hash; lines ignored; whether the file is empty or ends a line.
-    private static func load(_ descriptor: Int32, keeping: Bool) -> ([BatchKey: Int], Int, Bool) {
+    /// `nil` once `cancellation` is set (looked at before each chunk).
+    private static func load(_ descriptor: Int32, keeping: Bool, cancellation: CancellationFlag?) -> ([BatchKey: Int], Int, Bool)? {
         var finished: [BatchKey: Int] = [:]
         // Room for every record at once (a record is ~300 bytes): no rehashing while loading, and
         // no old and new table side by side at the peak.
@@ -152,6 +158,7 @@ final class BatchJournal: Sendable {
         var offset: off_t = 0
         var last: UInt8 = UInt8(ascii: "\n")
         while true {
+            if cancellation?.isCancelled == true { return nil }
             let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }

@@ -67,7 +67,7 @@ extension Downloader {
         let cancellation = CancellationFlag()
         let feed = try BatchFeed(input, defaultDirectory: batch.directory, options: options, cancellation: cancellation)
         let opened = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> BatchJournal.Opened in
-            BatchJournal.open(directory: batch.directory, loading: !batch.recheck)
+            try BatchJournal.open(directory: batch.directory, loading: !batch.recheck, cancellation: cancellation)
         }
         let journal: BatchJournal? = if case .journal(let journal) = opened { journal } else { nil }
         let run = BatchRun(feed: feed, base: options, options: batch, journal: journal, cancellation: cancellation, emit: events)

@@ -35,12 +35,14 @@ public final class ManifestReader {
     static let cancellationPollMilliseconds: Int32 = 100
 
     /// A copy of what was read from a list that cannot be read again (a pipe, standard input), so
-    /// ``DistinctPaths`` can still read its earlier lines; `nil` once a write to it fails.
-    private var spill: (descriptor: Int32, path: String)?
+    /// ``DistinctPaths`` can still read its earlier lines; `nil` once a write to it fails. It has
+    /// no name (a list may carry credentials: `header=`, passwords in URLs): it is read again
+    /// through `/proc/self/fd`, and vanishes with the process, however it ends.
+    private var spill: (file: PartialFile, path: String)?
 
     /// Opens `path` (`-`: standard input); a usage error naming the path when it cannot be opened.
-    /// A list that cannot be read again is copied, as it is read, to a file in `$TMPDIR` (else
-    /// `/tmp`) that goes when the reader does; without room there it is not copied.
+    /// A list that cannot be read again is copied, as it is read, to a file with no name in
+    /// `$TMPDIR` (else `/tmp`); without room there it is not copied.
     public convenience init(path: String) throws(DownloadError) {
         try self.init(path: path, source: path == "-" ? "stdin" : path, keepsCopy: true)
     }
@@ -75,16 +77,12 @@ public final class ManifestReader {
         isRegularFile ? (path, source) : spill.map { ($0.path, source) }
     }
 
-    private static func makeSpill() -> (descriptor: Int32, path: String)? {
-        let directory = Environment.value("TMPDIR") ?? "/tmp"
-        var template = Array((directory + "/rangefetch-list-XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { characters -> Int32 in
-            guard let base = characters.baseAddress else { return -1 }
-            return mkstemp(base)
-        }
-        guard descriptor >= 0 else { return nil }
-        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        return (descriptor, String(cString: template))
+    /// A file with no name for the copy (``PartialFile/init(anonymousIn:)``: `O_TMPFILE`, else
+    /// one created and removed at once), and the path that opens it again, with an offset of its
+    /// own (`/proc/self/fd/N`).
+    private static func makeSpill() -> (file: PartialFile, path: String)? {
+        guard let file = try? PartialFile(anonymousIn: Environment.value("TMPDIR") ?? "/tmp") else { return nil }
+        return (file, "/proc/self/fd/\(file.descriptor)")
     }
 
     /// Appends `count` bytes at `bytes` to the copy; on a failed write the copy is dropped.
@@ -92,7 +90,7 @@ public final class ManifestReader {
         guard let spill else { return }
         var written = 0
         while written < count {
-            let result = write(spill.descriptor, bytes + written, count - written)
+            let result = write(spill.file.descriptor, bytes + written, count - written)
             if result < 0 && errno == EINTR { continue }
             guard result > 0 else { return dropSpill() }
             written += result
@@ -101,8 +99,7 @@ public final class ManifestReader {
 
     private func dropSpill() {
         guard let spill else { return }
-        close(spill.descriptor)
-        unlink(spill.path)
+        spill.file.close()
         self.spill = nil
     }
 

@@ -149,6 +149,14 @@ final class CurlEasy {
         return packets < 0 ? nil : packets > 0
     }
 
+    /// Body bytes received so far as they came over the wire, before any content decoding
+    /// (`CURLINFO_SIZE_DOWNLOAD_T`).
+    var receivedBodyBytes: Int64 {
+        var bytes = curl_off_t(0)
+        ccurl_easy_getinfo_offset(handle, CURLINFO_SIZE_DOWNLOAD_T, &bytes)
+        return Int64(bytes)
+    }
+
     /// The HTTP version of the last response, as `h1.0`, `h1.1`, `h2` or `h3`; `nil` before one.
     var httpVersion: String? {
         var version = 0

@@ -33,13 +33,14 @@ enum DirectoryWalk {
     ///   one whose ``SystemCallError/explanation`` says whose link it is and where.
     static func open(_ path: String, creating: Bool = false) throws(SystemCallError) -> Int32 {
         var pending = components(path).reversed() as [String]
-        var shown = path.hasPrefix("/") ? "" : "."
+        // The directory reached so far, as messages name it.
+        var shown = path.hasPrefix("/") ? "/" : "."
         var current = try SystemCall.check("open", path: path.hasPrefix("/") ? "/" : ".") {
             Glibc.open(path.hasPrefix("/") ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
-        var links = 0
+        var links = 0, raced = 0
         while let name = pending.popLast() {
-            let here = shown + "/" + name
+            let here = shown == "." ? name : shown == "/" ? "/" + name : shown + "/" + name
             let next = cfs_open_directory_step(current, name)
             if next >= 0 {
                 close(current)
@@ -53,12 +54,17 @@ enum DirectoryWalk {
                 continue
             }
             if failure == ENOENT && creating {
-                if mkdirat(current, name, 0o755) != 0 && errno != EEXIST {
+                if mkdirat(current, name, 0o755) != 0 {
+                    // Made by another meanwhile: looked at again, a bounded number of times (a
+                    // name another process keeps making and removing is not chased forever).
                     let error = SystemCallError(function: "mkdir", path: here, errno: errno)
-                    close(current)
-                    throw error
+                    raced += 1
+                    guard error.errno == EEXIST, raced <= maximumLinks else {
+                        close(current)
+                        throw error
+                    }
                 }
-                pending.append(name) // made, or made by another meanwhile: looked at again
+                pending.append(name)
                 continue
             }
             var info = stat()
@@ -68,13 +74,12 @@ enum DirectoryWalk {
                 throw SystemCallError(function: "open", path: here, errno: failure)
             }
             var holder = stat()
-            let directory = shown.isEmpty ? "/" : shown
             if fstat(current, &holder) != 0
                 || !LinkFollowRule.mayFollow(linkOwner: info.st_uid, directoryMode: holder.st_mode,
                                              directoryOwner: holder.st_uid, caller: geteuid()) {
                 close(current)
                 var error = SystemCallError(function: "open", path: here, errno: EACCES)
-                error.explanation = "\(here) is a symbolic link owned by uid \(info.st_uid) in \(directory), which anyone can write to; it is not followed, so nothing was written"
+                error.explanation = "\(here) is a symbolic link owned by uid \(info.st_uid) in \(shown), which anyone can write to; it is not followed, so nothing was written"
                 throw error
             }
             links += 1
@@ -85,7 +90,7 @@ enum DirectoryWalk {
             if target.hasPrefix("/") {
                 close(current)
                 current = try SystemCall.check("open", path: "/") { Glibc.open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-                shown = ""
+                shown = "/"
             }
             pending.append(contentsOf: components(target).reversed())
         }

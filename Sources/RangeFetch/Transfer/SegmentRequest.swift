@@ -18,6 +18,7 @@ extension SegmentTransfer {
             extraHeaders.append("Want-Repr-Digest: sha-256=10")
         }
         self.limiter = limiter
+        limitsDecodedBytes = requested == nil && !options.headers.contains { RequestOptions.fieldName($0) == "accept-encoding" }
         options.configure(easy, url: url, extraHeaders: extraHeaders)
         if let connectionLifetime { easy.set(CURLOPT_MAXLIFETIME_CONN, connectionLifetime) }
         let userdata = Unmanaged.passUnretained(self).toOpaque()

@@ -29,6 +29,13 @@ final class SegmentTransfer {
     private(set) var stoppedAtSegmentEnd = false
     /// The server sent more bytes than the range it announced.
     private(set) var overlong = false
+    /// Whether a body the server encodes unasked is held to ``DecodedSizeLimit`` (a plain request
+    /// whose `Accept-Encoding` is our `identity`; set by ``configure(_:ifRange:connectionLifetime:limiter:)``).
+    var limitsDecodedBytes = false
+    /// The coding of a body held to ``DecodedSizeLimit``, once its head was checked.
+    private var limitedCoding: String?
+    /// Set when the decoded body outgrew ``DecodedSizeLimit``: ends the download.
+    private(set) var decodedTooLarge: DownloadError?
     /// Bytes delivered by this request so far (for speed estimates and progress resets).
     private(set) var bytesReceived: Int64 = 0
     let startedAt: Double
@@ -110,6 +117,15 @@ final class SegmentTransfer {
             isPaused = true
             return CCURL_WRITEFUNC_PAUSE
         }
+        if let limitedCoding {
+            let decoded = bytesReceived + Int64(bytes.count), encoded = easy.receivedBodyBytes
+            if !DecodedSizeLimit.allows(decoded: decoded, encoded: encoded) {
+                let refusal = DecodedSizeLimit.refusal(url: Redaction.url(url), coding: limitedCoding, decoded: bytesReceived, encoded: encoded)
+                decodedTooLarge = refusal
+                failure = (refusal, true)
+                return 0
+            }
+        }
         let room = max(0, segment.state.range.upper - nextOffset)
         let usable = Int(min(Int64(bytes.count), room))
         var taken = 0
@@ -182,6 +198,7 @@ final class SegmentTransfer {
         verdict = validator.verdict(head)
         sawOtherETag = validator.carriesOtherETag(head)
         if let error = verdict.error { failure = (error, !verdict.isRetriable) }
+        if limitsDecodedBytes && requested == nil { limitedCoding = head.contentEncoding }
         guard verdict == .accept, requested != nil, head.status == 206 else { return }
         contentCheck = ContentDigestCheck(head: head, start: nextOffset)
         pieceCheck = PieceHasher(pieces: pieces, size: fileSize, start: nextOffset)
@@ -204,6 +221,7 @@ final class SegmentTransfer {
     /// body, which arrives after the head.
     /// A response whose content did not match its `Content-Digest` is rejected here too.
     var finalVerdict: ResponseVerdict {
+        if let decodedTooLarge { return .fatal(decodedTooLarge) }
         if verdict == .accept, let proof { return validator.verdict(content: proof) }
         guard validated, failure != nil else { return verdict }
         return validator.verdict(head, errorBody: errorText)
