@@ -167,10 +167,12 @@ final class CLITests {
         let mountPoint = try Tmpfs(options: "size=2m")
         try www.randomFile("huge.bin", size: 8 << 20)
         let result = try runCLI([nginx.baseURL + "/huge.bin", "-d", mountPoint.path])
-        withExtendedLifetime(mountPoint) {}
         #expect(result.status == 4)
         #expect(result.stderr.contains("not enough free space"), "\(result.stderr)")
         #expect(nginx.accessLog().filter { $0.method == "GET" }.isEmpty)
+        // Nothing left behind: no empty huge.bin.part.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint.path).isEmpty)
+        withExtendedLifetime(mountPoint) {}
     }
 
     /// root ignores permission bits: as root the directory is a read-only mount instead.
