@@ -86,8 +86,8 @@ Interrupted (Ctrl-C, SIGTERM): run the same command again to resume.
 .Bl -tag -width Ds
 .It Ev http_proxy , https_proxy , all_proxy , no_proxy
 Proxies, as curl reads them; --proxy and --noproxy win.
-.It Ev CURL_CA_BUNDLE , SSL_CERT_FILE
-A CA bundle to trust when --cacert is not given.
+.It Ev CURL_CA_BUNDLE , SSL_CERT_FILE , SSL_CERT_DIR
+CA certificates to trust when --cacert is not given: the bundles both file variables name, and the hashed directory SSL_CERT_DIR names.
 .It Ev AWS_ACCESS_KEY_ID , AWS_SECRET_ACCESS_KEY , AWS_SESSION_TOKEN
 Credentials for s3:// URLs.
 .It Ev AWS_REGION , AWS_DEFAULT_REGION , AWS_PROFILE , AWS_ENDPOINT_URL , AWS_ENDPOINT_URL_S3

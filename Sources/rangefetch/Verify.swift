@@ -1,5 +1,8 @@
 import ArgumentParser
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import RangeFetch
 
 /// `rangefetch verify FILE`: check (or print) a file's digests.
@@ -7,9 +10,11 @@ struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check a file on disk against a checksum, or print its digest.",
-        usage: "rangefetch verify <file> [<options>]",
+        usage: "rangefetch verify <file> ... [<options>]\n  rangefetch verify --checksum-file SUMS",
         discussion: """
-        Exits 0 when every given digest matches, 5 on a mismatch, 4 when the file cannot be read.
+        Exits 0 when every given digest matches, 5 on a mismatch, 4 when a file cannot be read.
+
+        Several files are each checked against their entry in --checksum-file (or each printed with --print-digest); with --checksum-file alone, every entry in it is checked, its names read from the current directory, as sha256sum -c does. Every file is checked even after one fails; the exit status is 5 if any did not match.
 
         With --metalink, the file's size, whole-file hashes and every piece hash in the .meta4 are \
         checked; bad pieces are listed with their byte ranges (exit 5). --repair then fetches only \
@@ -20,13 +25,14 @@ struct Verify: AsyncParsableCommand {
         Examples:
           rangefetch verify big.iso --checksum sha256=9f86d081…
           rangefetch verify big.iso --checksum-file SHA256SUMS
+          rangefetch verify --checksum-file SHA256SUMS          # every entry, like sha256sum -c
           rangefetch verify big.iso --print-digest sha256      # like sha256sum, but faster
           rangefetch verify big.iso --metalink big.iso.meta4 --repair
         """
     )
 
-    @Argument(help: "The file to check.")
-    var file: String
+    @Argument(help: "The files to check (none with --checksum-file: every file it names).")
+    var files: [String] = []
 
     @OptionGroup var checks: ChecksumOptions
 
@@ -49,19 +55,56 @@ struct Verify: AsyncParsableCommand {
         if checks.checksums.isEmpty && checks.checksumFile == nil && printDigest == nil && metalink == nil {
             throw ValidationError("give --checksum, --checksum-file, --print-digest or --metalink")
         }
-    }
-
-    func run() async throws {
-        do {
-            try await check()
-        } catch {
-            let status = ExitStatus.code(for: error)
-            Reporter(json: false, quiet: false).fail(error, status: status)
-            throw CommandFailure(status: status)
+        if files.isEmpty && (checks.checksumFile == nil || !checks.checksums.isEmpty || printDigest != nil || metalink != nil) {
+            throw ValidationError("give the file to check (or --checksum-file SUMS alone to check every file it names)")
+        }
+        if files.count > 1 && metalink != nil { throw ValidationError("--metalink checks one file") }
+        if files.count > 1 && !checks.checksums.isEmpty {
+            throw ValidationError("--checksum is one file's digest; for several files use --checksum-file")
         }
     }
 
-    private func check() async throws(DownloadError) {
+    func run() async throws {
+        let reporter = Reporter(json: false, quiet: false)
+        var targets: [(file: String, expected: [DigestValue]?)] = files.map { ($0, nil) }
+        if files.isEmpty {
+            do {
+                targets = try everyEntry()
+            } catch {
+                let status = ExitStatus.code(for: error)
+                reporter.fail(error, status: status)
+                throw CommandFailure(status: status)
+            }
+        }
+        var failures: [Int32] = []
+        for target in targets {
+            do {
+                try await check(target.file, expected: target.expected)
+            } catch {
+                let status = ExitStatus.code(for: error)
+                reporter.fail(error, status: status)
+                failures.append(status)
+            }
+        }
+        guard let first = failures.first else { return }
+        if targets.count > 1 {
+            writeOut("rangefetch: \(failures.count) of \(targets.count) files did not pass\n", to: STDERR_FILENO)
+        }
+        throw CommandFailure(status: failures.contains(ExitStatus.checksum) ? ExitStatus.checksum : first)
+    }
+
+    /// `--checksum-file` alone: every file it names, with its digest, as `sha256sum -c` reads it.
+    private func everyEntry() throws(DownloadError) -> [(file: String, expected: [DigestValue]?)] {
+        guard let path = checks.checksumFile, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw DownloadError.usage("cannot read checksum file \(checks.checksumFile ?? "")")
+        }
+        let entries = try ChecksumSpec.entries(in: text)
+        if entries.isEmpty { throw DownloadError.usage("checksum file \(path) has no entries") }
+        return entries.map { ($0.name, [$0.digest]) }
+    }
+
+    /// Checks one file: against `expected` (an entry of the checksum file) or the options.
+    private func check(_ file: String, expected entry: [DigestValue]?) async throws(DownloadError) {
             if let metalink {
                 let description = try Metalink.load(path: metalink)
                 let reporter = Reporter(json: false, quiet: false)
@@ -80,7 +123,8 @@ struct Verify: AsyncParsableCommand {
                 for digest in result.verified { print("\(file): \(digest.algorithm.rawValue) OK") }
             }
             let name = file.split(separator: "/").last.map(String.init) ?? file
-            let expected = try checks.expectedDigests(forFileNamed: name)
+            let expected: [DigestValue]
+            if let entry { expected = entry } else { expected = try checks.expectedDigests(forFileNamed: name) }
             if !expected.isEmpty {
                 let actual = try await Downloader.verify(fileAt: file, expected: expected)
                 for digest in actual { print("\(file): \(digest.algorithm.rawValue) OK") }

@@ -58,8 +58,9 @@ struct BenchPlanTests {
     }
 
     /// A step whose runs had `pushbacks` requests refused with `status` out of `requests`.
-    static func refused(_ step: BenchStep, _ pushbacks: Int, of requests: Int, status: Int = 503) -> BenchStep {
+    static func refused(_ step: BenchStep, _ pushbacks: Int, of requests: Int, status: Int = 503, admitted: Int? = nil) -> BenchStep {
         var step = step
+        step.samples[0].admittedConnections = admitted ?? step.connections
         step.samples[0].pushbacks = pushbacks
         step.samples[0].requests = requests
         step.samples[0].pushbackStatus = pushbacks > 0 ? status : nil
@@ -68,15 +69,27 @@ struct BenchPlanTests {
 
     @Test func refusalsFromSomeCountOnNameTheServersLimit() {
         let steps = [Self.step(1, 25e6), Self.step(2, 50e6), Self.step(4, 100e6), Self.step(8, 200e6),
-                     Self.refused(Self.step(16, 205e6), 8, of: 24)]
+                     Self.refused(Self.step(16, 205e6), 8, of: 24, admitted: 8)]
         let verdict = BenchVerdict(steps: steps)
         #expect(verdict.limit == .connectionLimit)
         #expect(verdict.summary.hasPrefix("the server refuses more than 8 connections (HTTP 503)"), "\(verdict.summary)")
         #expect(verdict.recommendedConnections == 8)
-        let tooMany = BenchVerdict(steps: [Self.step(1, 25e6), Self.step(2, 50e6), Self.refused(Self.step(4, 90e6), 2, of: 6, status: 429),
-                                           Self.refused(Self.step(8, 100e6), 6, of: 14, status: 429)])
+        let tooMany = BenchVerdict(steps: [Self.step(1, 25e6), Self.step(2, 50e6), Self.refused(Self.step(4, 90e6), 2, of: 6, status: 429, admitted: 2),
+                                           Self.refused(Self.step(8, 100e6), 6, of: 14, status: 429, admitted: 2)])
         #expect(tooMany.limit == .connectionLimit && tooMany.summary.contains("more than 2 connections (HTTP 429)"), "\(tooMany.summary)")
         #expect(tooMany.recommendedConnections == 2)
+        // Slots held a moment by the step before (refused at 8, all 8 admitted once asked again):
+        // the limit is the most admitted, 8, not the clean step's 4.
+        let stale = BenchVerdict(steps: [Self.step(4, 15e6), Self.refused(Self.step(8, 23e6), 4, of: 12, admitted: 8),
+                                         Self.refused(Self.step(16, 21e6), 21, of: 37, admitted: 8)])
+        #expect(stale.summary.hasPrefix("the server refuses more than 8 connections (HTTP 503): at 16"), "\(stale.summary)")
+    }
+
+    /// Refused requests that were all admitted once asked again are pushback, not a limit.
+    @Test func refusalsEveryRequestSurvivesArePushback() {
+        let verdict = BenchVerdict(steps: [Self.step(1, 10e6), Self.refused(Self.step(2, 20e6), 4, of: 10, admitted: 2),
+                                           Self.refused(Self.step(4, 40e6), 3, of: 15, admitted: 4)])
+        #expect(verdict.limit == .pushback, "\(verdict.summary)")
     }
 
     @Test(arguments: [[3, 5, 9], [0, 4, 0]])

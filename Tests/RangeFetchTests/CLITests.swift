@@ -167,10 +167,12 @@ final class CLITests {
         let mountPoint = try Tmpfs(options: "size=2m")
         try www.randomFile("huge.bin", size: 8 << 20)
         let result = try runCLI([nginx.baseURL + "/huge.bin", "-d", mountPoint.path])
-        withExtendedLifetime(mountPoint) {}
         #expect(result.status == 4)
         #expect(result.stderr.contains("not enough free space"), "\(result.stderr)")
         #expect(nginx.accessLog().filter { $0.method == "GET" }.isEmpty)
+        // Nothing left behind: no empty huge.bin.part.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint.path).isEmpty)
+        withExtendedLifetime(mountPoint) {}
     }
 
     /// root ignores permission bits: as root the directory is a read-only mount instead.
@@ -218,6 +220,28 @@ final class CLITests {
         #expect(noEntry.status == 2)
         #expect(noEntry.stderr.contains("no entry for v.bin"))
         #expect(try runCLI(["verify", out.file("absent"), "--print-digest", "md5"]).status == 4)
+    }
+
+    /// sha256sum's habits: several files at once, and every entry of a checksum file checked
+    /// (names read from the current directory; here absolute), the others checked after a failure.
+    @Test func verifyChecksSeveralFilesAndEveryEntryOfAChecksumFile() throws {
+        let a = try out.randomFile("a.bin", size: 1000), b = try out.randomFile("b.bin", size: 5000)
+        let sums = out.file("SHA256SUMS")
+        try "\(try Checksums.sha256sum(a))  \(a)\n\(try Checksums.sha256sum(b)) *\(b)\n".write(toFile: sums, atomically: true, encoding: .utf8)
+        let every = try runCLI(["verify", "--checksum-file", sums])
+        #expect(every.status == 0, "\(every.stderr)")
+        #expect(every.stdout == "\(a): sha256 OK\n\(b): sha256 OK\n", "\(every.stdout)")
+        let both = try runCLI(["verify", a, b, "--checksum-file", sums])
+        #expect(both.status == 0 && both.stdout.split(separator: "\n").count == 2, "\(both.stdout) \(both.stderr)")
+        let printed = try runCLI(["verify", a, b, "--print-digest", "sha256"])
+        #expect(printed.stdout == "\(try Checksums.sha256sum(a))  \(a)\n\(try Checksums.sha256sum(b))  \(b)\n")
+        // A changed first file fails; the second is still checked.
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: a))
+        let changed = try runCLI(["verify", "--checksum-file", sums])
+        #expect(changed.status == 5, "\(changed.stderr)")
+        #expect(changed.stdout == "\(b): sha256 OK\n" && changed.stderr.contains("1 of 2 files"), "\(changed.stdout) \(changed.stderr)")
+        #expect(try runCLI(["verify", a, b, "--checksum", "sha256=\(String(repeating: "0", count: 64))"]).status == 2)
+        #expect(try runCLI(["verify"]).status == 2)
     }
 
     @Test func emptyFileDigestsMatchCoreutils() throws {

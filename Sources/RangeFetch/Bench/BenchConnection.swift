@@ -86,6 +86,9 @@ final class BenchConnection {
     /// the file.
     var isPushback: Bool { head.status == 429 || head.status == 503 }
 
+    /// The response now arriving is the file's bytes (not a refusal, not failed).
+    var isStreaming: Bool { validated && failure == nil && !isPushback }
+
     /// The server's `Retry-After` in seconds, when it is a number.
     var retryAfterSeconds: Double? { head["retry-after"].flatMap { Double(String($0.trimmingASCIIWhitespace())) } }
 

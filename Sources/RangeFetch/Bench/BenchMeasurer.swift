@@ -138,6 +138,7 @@ private struct Sweep {
             requests: all.reduce(0) { $0 + $1.requests },
             pushbacks: all.reduce(0) { $0 + $1.pushbacks },
             pushbackStatus: all.lazy.compactMap(\.pushbackStatus).first,
+            admittedConnections: transfers.admittedConnections,
             tcpConnections: transfers.tcpConnections,
             httpVersion: transfers.httpVersion ?? all.lazy.compactMap(\.easy.httpVersion).first)
     }
@@ -167,6 +168,9 @@ private final class BenchRound: CurlLoopClient {
     var failure: DownloadError?
     /// The most TCP connections open at once.
     private(set) var tcpConnections = 0
+    /// The most responses streaming the file at once (what a server that refuses connections
+    /// beyond a count admits).
+    private(set) var admittedConnections = 0
     private(set) var httpVersion: String?
 
     /// Milliseconds the loop waits at most, so the deadline is noticed.
@@ -200,6 +204,7 @@ private final class BenchRound: CurlLoopClient {
 
     func afterTransfers(finished: [CurlLoop.Finished], now: Double) throws(DownloadError) -> CurlLoop.Next {
         tcpConnections = max(tcpConnections, loop.openConnections)
+        admittedConnections = max(admittedConnections, running.count { connections[$0].isStreaming })
         for end in finished where failure == nil {
             let connection = connections[end.token]
             running.remove(end.token)

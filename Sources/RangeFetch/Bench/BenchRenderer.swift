@@ -19,6 +19,7 @@ public enum BenchRenderer {
         object.add("requests", step.requests)
         object.add("pushbacks", step.pushbacks)
         object.add("pushback_status", step.pushbackStatus.map(Int64.init))
+        object.add("admitted_connections", step.admittedConnections)
         object.add("tcp_connections", step.tcpConnections)
         object.add("protocol", step.httpVersion)
         object.add("bytes", step.medianBytes)

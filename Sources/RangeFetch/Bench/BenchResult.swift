@@ -23,6 +23,9 @@ public struct BenchSample: Sendable, Equatable {
     public var pushbacks: Int
     /// The status of those refusals (429 or 503), when there were any.
     public var pushbackStatus: Int?
+    /// The most responses streaming the file at once (sampled at least every 50 ms; 0 when not
+    /// observed).
+    public var admittedConnections: Int
     /// The most TCP connections open at once during the run: one per range, also over HTTP/2
     /// (0 when not observed).
     public var tcpConnections: Int
@@ -32,7 +35,7 @@ public struct BenchSample: Sendable, Equatable {
     /// One measured run.
     public init(connections: Int, bytes: Int64, seconds: Double, connectionBytesPerSecond: [Double],
                 timeToFirstByteSeconds: Double, connectSeconds: Double, cpuSeconds: Double, retries: Int,
-                requests: Int = 0, pushbacks: Int = 0, pushbackStatus: Int? = nil,
+                requests: Int = 0, pushbacks: Int = 0, pushbackStatus: Int? = nil, admittedConnections: Int = 0,
                 tcpConnections: Int = 0, httpVersion: String? = nil) {
         self.connections = connections
         self.bytes = bytes
@@ -45,6 +48,7 @@ public struct BenchSample: Sendable, Equatable {
         self.requests = requests
         self.pushbacks = pushbacks
         self.pushbackStatus = pushbackStatus
+        self.admittedConnections = admittedConnections
         self.tcpConnections = tcpConnections
         self.httpVersion = httpVersion
     }
@@ -103,6 +107,8 @@ public struct BenchStep: Sendable, Equatable {
     public var pushbacks: Int { samples.reduce(0) { $0 + $1.pushbacks } }
     /// The status of those refusals, when there were any.
     public var pushbackStatus: Int? { samples.lazy.compactMap(\.pushbackStatus).first }
+    /// The most responses streaming at once in any run.
+    public var admittedConnections: Int { samples.map(\.admittedConnections).max() ?? 0 }
     /// The most TCP connections any run had open at once.
     public var tcpConnections: Int { samples.map(\.tcpConnections).max() ?? 0 }
     /// The HTTP version of the step's responses, when known.

@@ -106,23 +106,29 @@ public struct BenchVerdict: Sendable, Equatable {
         }
     }
 
-    /// What refusals (HTTP 429, 503) say, when there were any:
+    /// What refusals (HTTP 429, 503) say, when there were any. A count's doing when no step
+    /// below the first refused one was refused, every step from it on was, and the most
+    /// responses streaming at once (admitted) stayed below the last step's count even after
+    /// refused requests were sent again; the most admitted is the server's limit:
     ///
-    /// | steps (connections: refused requests) | limit              | ceiling |
-    /// |---------------------------------------|--------------------|---------|
-    /// | 1: 0, 2: 0, 4: 0, 8: 0, 16: 40        | ``Limit/connectionLimit`` "refuses more than 8" | 8 |
-    /// | 1: 3, 2: 5, 4: 9                      | ``Limit/pushback`` (at every count)          | -  |
-    /// | 1: 0, 2: 4, 4: 0                      | ``Limit/pushback`` (not a count's doing)     | -  |
-    /// | none refused                          | nil (the speeds decide)                      | -  |
+    /// | steps (connections: refused, most admitted) | limit                                        | ceiling |
+    /// |---------------------------------------------|----------------------------------------------|---------|
+    /// | 4: 0, 8: 4 (8), 16: 40 (8)                  | ``Limit/connectionLimit`` "refuses more than 8" | 8    |
+    /// | 1: 3, 2: 5, 4: 9                            | ``Limit/pushback`` (at every count)          | -       |
+    /// | 1: 0, 2: 4 (2), 4: 3 (4)                    | ``Limit/pushback`` (each was admitted again) | -       |
+    /// | 1: 0, 2: 4, 4: 0                            | ``Limit/pushback`` (not a count's doing)     | -       |
+    /// | none refused                                | nil (the speeds decide)                      | -       |
     static func pushback(_ steps: [BenchStep]) -> (limit: Limit, summary: String, ceiling: Int?)? {
         guard let first = steps.firstIndex(where: { $0.pushbacks > 0 }) else { return nil }
-        let refused = steps[first]
-        let status = refused.pushbackStatus ?? 503
+        let status = steps[first].pushbackStatus ?? 503
         let share = { (step: BenchStep) in "\(step.pushbacks) of \(step.requests) requests" }
-        if first > 0, steps[first...].allSatisfy({ $0.pushbacks > 0 }) {
-            let ceiling = steps[first - 1].connections
+        let refusedSteps = steps[first...]
+        let admitted = refusedSteps.map(\.admittedConnections).max() ?? 0
+        if first > 0, refusedSteps.allSatisfy({ $0.pushbacks > 0 }), let last = refusedSteps.last,
+           admitted > 0, admitted < last.connections {
+            let ceiling = max(admitted, steps[first - 1].connections)
             return (.connectionLimit,
-                    "the server refuses more than \(ceiling) connections (HTTP \(status)): at \(refused.connections) it refused \(share(refused)), so more than \(ceiling) add nothing",
+                    "the server refuses more than \(ceiling) connections (HTTP \(status)): at \(last.connections) it refused \(share(last)), so more than \(ceiling) add nothing",
                     ceiling)
         }
         let total = steps.reduce(0) { $0 + $1.pushbacks }, sent = steps.reduce(0) { $0 + $1.requests }

@@ -34,8 +34,16 @@ struct FileDownload {
              resumed journal: ResumedJournal = ResumedJournal()) throws(DownloadError) -> DownloadSummary {
         let resumed = segments.writtenBytes
         if let size {
-            try checkFreeSpace(paths: paths, file: file, size: size)
-            try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.preallocate(size: size) }
+            // A refusal before any byte leaves no empty NAME.part behind (a file of 0 bytes that
+            // says nothing and that the next run would find).
+            let fresh = resumed == 0 && (try? file.size()) == 0
+            do {
+                try checkFreeSpace(paths: paths, file: file, size: size)
+                try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.preallocate(size: size) }
+            } catch {
+                if fresh { FileSystem.remove(paths.partial) }
+                throw error
+            }
         }
         var pieces = PieceRounds(digests: mode == .ranged ? pieceDigests : nil, proven: journal.verifiedPieces,
                                  resumed: segments, size: size ?? 0)

@@ -38,4 +38,29 @@ public enum ChecksumSpec {
         }
         return nil
     }
+
+    /// Every entry of `sha256sum`/`md5sum`-style text, in order: the name as written (without
+    /// the `*` of binary mode) and its digest, the algorithm guessed from the digest's length, as
+    /// `sha256sum -c` reads the file.
+    /// - Throws: `.invalidOption` naming the first line whose digest is malformed.
+    public static func entries(in text: String) throws(DownloadError) -> [(name: String, digest: DigestValue)] {
+        var entries: [(name: String, digest: DigestValue)] = []
+        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            let trimmed = line.trimmingCharacters()
+            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
+            guard let space = trimmed.firstIndex(of: " ") else {
+                throw DownloadError(.invalidOption, "checksum file line '\(trimmed)' is not 'HEX  NAME'")
+            }
+            let hex = String(trimmed[..<space])
+            var name = trimmed[space...].drop(while: { $0 == " " })
+            if name.hasPrefix("*") { name = name.dropFirst() }
+            guard !name.isEmpty,
+                  let algorithm = DigestAlgorithm.allCases.first(where: { $0.isCryptographic && $0.byteCount * 2 == hex.count }),
+                  let value = DigestValue(algorithm: algorithm, hex: hex) else {
+                throw DownloadError(.invalidOption, "checksum file entry for '\(name)' has a malformed digest '\(hex)'")
+            }
+            entries.append((String(name), value))
+        }
+        return entries
+    }
 }
