@@ -50,6 +50,12 @@ struct ConnectionPolicy: Sendable {
         /// should (``usefulGainFraction`` of 2) is cut back to the count its rate needs (the
         /// connections before it times its gain, rounded up).
         var linearGainFraction = 0.9
+        /// A growing step's window whose second half ran faster than this many times its first is
+        /// measured again from its end: its connections were still ramping up (a server that begins
+        /// every response slowly, slow start), and a rate taken across a ramp credits the next
+        /// step with what the last one had not shown yet (an h2 server with a slow head at each
+        /// stream's start was taken for a per-connection cap, and auto leapt to 64 connections).
+        var rampingFactor = 1.5
         /// Once settled, the aggregate is watched over windows at least this long (seconds)…
         var watchWindowSeconds = 0.5
         /// …and when it sinks under this fraction of its best, doubling is tried again…
@@ -91,6 +97,8 @@ struct ConnectionPolicy: Sendable {
 
     /// The measurement under way for the current count.
     private var window: (start: Double, bytes: Int64)?
+    /// The window's state at half its length (for ``AdaptiveGrowth/rampingFactor``).
+    private var windowMiddle: (time: Double, bytes: Int64)?
     /// The aggregate rate and count of the previous step, bytes per second.
     private var previous: (rate: Double, count: Int)?
     /// See ``pathLosesPackets()``.
@@ -143,10 +151,21 @@ struct ConnectionPolicy: Sendable {
         let basis = Self.windowBasis(fastest: setupSeconds, typical: typicalSetupSeconds, growth: growth)
         var length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * basis)
         if case .watching = phase { length = max(length, growth.watchWindowSeconds) }
+        if windowMiddle == nil, now - started.start >= length / 2 { windowMiddle = (now, receivedBytes) }
         guard now - started.start >= length,
               receivedBytes - started.bytes >= Int64(streaming) * growth.windowBytesPerConnection else { return }
         let rate = Double(receivedBytes - started.bytes) / (now - started.start)
+        let middle = windowMiddle
         window = nil
+        windowMiddle = nil
+        if phase == .growing, let middle, middle.time > started.start, now > middle.time {
+            let first = Double(middle.bytes - started.bytes) / (middle.time - started.start)
+            let second = Double(receivedBytes - middle.bytes) / (now - middle.time)
+            if second > growth.rampingFactor * first {
+                window = (now, receivedBytes)
+                return
+            }
+        }
         switch phase {
         case .growing:
             var factor = 2
@@ -217,6 +236,7 @@ struct ConnectionPolicy: Sendable {
         guard case .watching = phase, target < maximum else { return }
         previous = nil
         window = nil
+        windowMiddle = nil
         target = min(maximum, target * 2)
         phase = target >= maximum ? .done : .watching(best: 0)
     }

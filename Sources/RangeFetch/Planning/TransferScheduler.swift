@@ -22,7 +22,9 @@ import Glibc
 ///   of its recent rate and its rate over the horizon, and only requests that have run the whole
 ///   horizon set the pace of "fastest now".
 /// - **Slow connections** at full capacity: one under ``Tuning/slowFraction`` of the yardstick for
-///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection.
+///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection, while replacements
+///   pay: a ``ReplacementJudge`` holds each to beating what it replaced, and once they do not (the
+///   server, not the connection, sets the pace), only silent requests are replaced.
 /// - **Recycling**: on short links that lose packets, a connection older than
 ///   ``Tuning/connectionLifetimeSeconds`` is not given another range; a fresh one is opened for it. On a lossy link a long-lived connection
 ///   settles at the small window its losses allow, while a new one's slow start carries it well
@@ -99,6 +101,8 @@ struct TransferScheduler: Sendable {
 
     /// Per-request speed state, by request id.
     private var rates: [Int: RequestRate] = [:]
+    /// Whether replacing slow requests pays on this server.
+    private(set) var replacements = ReplacementJudge()
     /// The best aggregate rate per streaming connection seen so far, bytes per second.
     private(set) var bestRatePerConnection: Double = 0
     /// The same over whole speed horizons; 0 until the download has run one.
@@ -147,35 +151,6 @@ struct TransferScheduler: Sendable {
         }
     }
 
-    /// Bytes per second over the last one to two horizons: two anchors, the newer moved up once
-    /// it is a horizon old, so no history is kept.
-    struct HorizonRate: Sendable {
-        private var older: (time: Double, amount: Double)
-        private var newer: (time: Double, amount: Double)
-
-        init(time: Double, amount: Double = 0) {
-            older = (time, amount)
-            newer = older
-        }
-
-        /// Seconds the rate covers at `now`.
-        func span(now: Double) -> Double { now - older.time }
-
-        /// Records `amount` (bytes, or connection-seconds) at `now` and returns the rate since
-        /// the older anchor; `nil` while no time has passed.
-        mutating func observe(now: Double, amount: Double, horizon: Double) -> Double? {
-            if now - newer.time >= horizon {
-                older = newer
-                newer = (now, amount)
-            }
-            let elapsed = now - older.time
-            return elapsed > 0 ? (amount - older.amount) / elapsed : nil
-        }
-
-        /// The change in `amount` since the older anchor.
-        func change(amount: Double) -> Double { amount - older.amount }
-    }
-
     init(connections: ConnectionPolicy, splittable: Bool, tuning: Tuning = Tuning()) {
         self.connections = connections
         self.splittable = splittable
@@ -214,6 +189,9 @@ struct TransferScheduler: Sendable {
         let busy = segments.compactMap { segment in segment.transfer.map { (segment, $0) } }
         observe(now: now, busy: busy, receivedBytes: receivedBytes)
         let idle = segments.filter { $0.transfer == nil && !$0.outstanding.isEmpty }
+        replacements.observe(now: now, requests: busy.map { segment, transfer in
+            ReplacementJudge.Request(startOffset: segment.outstanding.lower - transfer.receivedBytes, transfer: transfer)
+        }, waiting: idle.map(\.outstanding.lower))
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
                             setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
 
@@ -231,17 +209,41 @@ struct TransferScheduler: Sendable {
         while free > 0, let (index, offset) = bestSplit(candidates, now: now) {
             actions.append(.split(segment: candidates[index].segment.id, at: offset))
             // A takeover cancels the victim's request, so it costs no connection.
-            if offset != candidates[index].segment.outstanding.lower { free -= 1 }
+            if offset != candidates[index].segment.outstanding.lower {
+                free -= 1
+            } else {
+                replacing(candidates[index].transfer, from: offset, now: now)
+            }
             candidates[index].segment.outstanding = ByteRange(candidates[index].segment.outstanding.lower, offset)
         }
         // At full capacity a slow connection is swapped for a fresh one.
-        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) {
+        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) && mayReplace(transfer) {
             if !actions.contains(where: { if case .split(segment.id, _) = $0 { true } else { false } }) {
                 actions.append(.split(segment: segment.id, at: segment.outstanding.lower))
                 rates[transfer.id]?.slowSince = nil
+                replacing(transfer, from: segment.outstanding.lower, now: now)
             }
         }
         return actions
+    }
+
+    /// Whether `transfer` may be cancelled for a fresh request: always when it is silent,
+    /// otherwise while replacements pay (``ReplacementJudge``).
+    private func mayReplace(_ transfer: SchedulerTransfer) -> Bool {
+        isSilent(transfer) || replacements.mayReplace
+    }
+
+    /// No byte for longer than a burst period, or a measured rate of 0.
+    private func isSilent(_ transfer: SchedulerTransfer) -> Bool {
+        guard let rate = rates[transfer.id] else { return false }
+        return rate.silentTooLong || (rate.speed.map { $0 <= 0 } ?? false)
+    }
+
+    /// Books the replacement of a slow (not silent) request as a trial.
+    private mutating func replacing(_ transfer: SchedulerTransfer, from offset: Int64, now: Double) {
+        guard !isSilent(transfer) else { return }
+        replacements.replacing(offset: offset, victimRate: rates[transfer.id]?.speed ?? 0,
+                               verdictAfter: max(tuning.slowForSeconds, tuning.slowForSetupTimes * setup), now: now)
     }
 
     // MARK: Measuring
@@ -401,6 +403,8 @@ struct TransferScheduler: Sendable {
             let speed = expectedRate(candidate.transfer, now: now)
             let finish = speed.map { $0 > 0 ? Double(rest.count) / $0 : .infinity } ?? 0
             guard let offset = splitPoint(rest, victimRate: speed, freshRate: fresh) else { continue }
+            // A takeover only while replacements pay.
+            if offset == rest.lower && !mayReplace(candidate.transfer) { continue }
             if best == nil || finish > best!.finish { best = (index, offset, finish) }
         }
         return best.map { ($0.index, $0.offset) }
