@@ -94,6 +94,18 @@ struct ReplacementJudgeTests {
         #expect(judge.running == 0 && judge.beaten == 0 && judge.failed == 0)
     }
 
+    /// A replacement of a request that had delivered nothing must still be healthy itself: a
+    /// fresh request starving in a busy server's slow head is no success.
+    @Test func aReplacementThatIsItselfSlowFailsWhateverItReplaced() {
+        var judge = ReplacementJudge()
+        judge.replacing(offset: 10, victimRate: 0, healthyRate: 1_000_000, verdictAfter: 0.1, now: 0)
+        judge.observe(now: 0.2, requests: [Self.request(3, offset: 10, start: 0, bytes: 2_000)])
+        #expect(judge.failed == 1 && judge.beaten == 0)
+        judge.replacing(offset: 20, victimRate: 0, verdictAfter: 0.1, now: 1)
+        judge.observe(now: 1.2, requests: [Self.request(4, offset: 20, start: 1, bytes: 0)])
+        #expect(judge.failed == 2 && judge.beaten == 0, "nothing does not beat nothing")
+    }
+
     /// On a fast link a replacement may finish its rest between two looks.
     @Test func aReplacementNeverSeenRunningNorWaitingFinishedAtOnce() {
         var judge = ReplacementJudge()
@@ -135,6 +147,17 @@ struct ReplacementJudgeTests {
         #expect(many.seconds <= 2 * one.seconds, comment)
         #expect(many.takeovers <= 4, comment)
         #expect(many.requests <= plan.count + 2 * connections, comment)
+    }
+
+    /// What a fresh request loses at its start is learnt: a slow head's time on this server, next
+    /// to nothing on a clean fast link (where splits stay as eager as before).
+    @Test func theStartLagIsLearnt() throws {
+        let size = 64 * Self.mebibyte
+        let plan = TransferSchedulerTests.plan(size: size, connections: 16)
+        let slow = try #require(Self.slowStarting.run(plan, scheduler: TransferSchedulerTests.scheduler(.fixed(16))).scheduler)
+        #expect(slow.startLagSeconds > 0.05, "\(slow.startLagSeconds) s")
+        let fast = try #require(TransferSchedulerTests.fast.run(plan, scheduler: TransferSchedulerTests.scheduler(.fixed(16))).scheduler)
+        #expect(fast.startLagSeconds < 0.005, "\(fast.startLagSeconds) s")
     }
 
     /// The same server under `-n auto`: a step up buys nothing (the server, not the connection,

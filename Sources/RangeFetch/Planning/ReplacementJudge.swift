@@ -9,7 +9,8 @@
 ///
 /// - A replacement is a trial: once it has run as long as the replaced request was watched being
 ///   slow, its average rate (from its start: a fresh connection's set-up and slow head count) must
-///   be at least ``beatFactor`` times the replaced request's last rate. Otherwise it failed.
+///   be at least ``beatFactor`` times the replaced request's rate, and healthy (what the scheduler
+///   calls slow is no success, whatever it replaced). Otherwise it failed.
 /// - While no trial has succeeded, ``firstTrials`` run at a time; each success beyond the
 ///   failures allows ``trialsPerSuccess`` at once (many trickling connections are replaced
 ///   together once one replacement has shown that fresh connections are faster).
@@ -45,8 +46,8 @@ struct ReplacementJudge: Sendable, Equatable {
     private struct Trial: Sendable, Equatable {
         /// Where the replacement's range begins.
         var offset: Int64
-        /// The replaced request's last rate, bytes per second.
-        var victimRate: Double
+        /// The rate the replacement must reach, bytes per second (see ``replacing(offset:victimRate:healthyRate:verdictAfter:now:)``).
+        var mark: Double
         /// The replacement's age at its verdict, seconds.
         var verdictAfter: Double
         var proposedAt: Double
@@ -71,10 +72,11 @@ struct ReplacementJudge: Sendable, Equatable {
         return trials.count < allowed
     }
 
-    /// A slow request (last seen at `victimRate` bytes per second) is being replaced by a fresh
-    /// request for the range from `offset`, to be judged once it has run `verdictAfter` seconds.
-    mutating func replacing(offset: Int64, victimRate: Double, verdictAfter: Double, now: Double) {
-        trials.append(Trial(offset: offset, victimRate: victimRate, verdictAfter: verdictAfter, proposedAt: now))
+    /// A slow request (at `victimRate` bytes per second) is being replaced by a fresh request for
+    /// the range from `offset`, to be judged once it has run `verdictAfter` seconds; a request
+    /// under `healthyRate` is slow.
+    mutating func replacing(offset: Int64, victimRate: Double, healthyRate: Double = 0, verdictAfter: Double, now: Double) {
+        trials.append(Trial(offset: offset, mark: max(beatFactor * victimRate, healthyRate), verdictAfter: verdictAfter, proposedAt: now))
     }
 
     /// One request in flight: its range began at `startOffset`.
@@ -105,7 +107,7 @@ struct ReplacementJudge: Sendable, Equatable {
                 }
                 continue
             }
-            let mark = beatFactor * trial.victimRate
+            let mark = trial.mark
             guard let request = requests.first(where: { $0.transfer.id == id })?.transfer else {
                 // Gone before its verdict: finished fast (a success), or cut short for another
                 // reason (no verdict).
@@ -116,7 +118,7 @@ struct ReplacementJudge: Sendable, Equatable {
             trial.lastRate = age > 0 ? Double(request.receivedBytes) / age : 0
             if age < trial.verdictAfter {
                 kept.append(trial)
-            } else if trial.lastRate >= mark {
+            } else if trial.lastRate > 0, trial.lastRate >= mark {
                 beaten += 1
             } else {
                 failed += 1

@@ -72,6 +72,8 @@ struct TransferScheduler: Sendable {
         var minimumGainSetupTimes = 2.0
         /// A healthy request is not cut so that the new part is shorter than this many bytes.
         var minimumSplitBytes: Int64 = 128 << 10
+        /// ``startLagSeconds`` is the least of this many requests' lags.
+        var startLagSamples = 8
         /// Split points are rounded down to this many bytes (the file's write alignment).
         var splitAlignmentBytes: Int64 = 4096
         /// Set-up time assumed before one is measured, seconds.
@@ -98,6 +100,12 @@ struct TransferScheduler: Sendable {
     private(set) var connections: ConnectionPolicy
     /// Whether segments may be split (ranged downloads); a single stream cannot be.
     let splittable: Bool
+
+    /// Seconds a request loses at its start against its own later pace (set-up, slow start, a
+    /// server's slow head): the least of the last few healthy requests' (noise only adds to
+    /// it), 0 until one has ended. A split must gain more than a fresh request loses.
+    var startLagSeconds: Double { recentStartLags.min() ?? 0 }
+    private var recentStartLags: [Double] = []
 
     /// Per-request speed state, by request id.
     private var rates: [Int: RequestRate] = [:]
@@ -131,6 +139,7 @@ struct TransferScheduler: Sendable {
         var bytesPerSecond: Double?
         var sawFirstByte = false
         var firstByteTime = 0.0
+        var startedAt = 0.0
         /// When and with how many bytes the request was last seen busy.
         var lastSeen: (time: Double, bytes: Int64) = (0, 0)
         var slowSince: Double?
@@ -217,7 +226,7 @@ struct TransferScheduler: Sendable {
             candidates[index].segment.outstanding = ByteRange(candidates[index].segment.outstanding.lower, offset)
         }
         // At full capacity a slow connection is swapped for a fresh one.
-        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) && mayReplace(transfer) {
+        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) && mayReplace(transfer, now: now) {
             if !actions.contains(where: { if case .split(segment.id, _) = $0 { true } else { false } }) {
                 actions.append(.split(segment: segment.id, at: segment.outstanding.lower))
                 rates[transfer.id]?.slowSince = nil
@@ -229,20 +238,26 @@ struct TransferScheduler: Sendable {
 
     /// Whether `transfer` may be cancelled for a fresh request: always when it is silent,
     /// otherwise while replacements pay (``ReplacementJudge``).
-    private func mayReplace(_ transfer: SchedulerTransfer) -> Bool {
-        isSilent(transfer) || replacements.mayReplace
+    private func mayReplace(_ transfer: SchedulerTransfer, now: Double) -> Bool {
+        isSilent(transfer, now: now) || replacements.mayReplace
     }
 
-    /// No byte for longer than a burst period, or a measured rate of 0.
-    private func isSilent(_ transfer: SchedulerTransfer) -> Bool {
+    /// No byte for longer than a burst period (``Tuning/silenceHorizons``), since its start or
+    /// its last byte. (A window or two without bytes is not silence: a fresh request on a busy
+    /// server may wait that long for its first.)
+    private func isSilent(_ transfer: SchedulerTransfer, now: Double) -> Bool {
         guard let rate = rates[transfer.id] else { return false }
-        return rate.silentTooLong || (rate.speed.map { $0 <= 0 } ?? false)
+        let limit = tuning.silenceHorizons * tuning.speedHorizonSeconds
+        return rate.sawFirstByte ? rate.silentTooLong : now - transfer.startedAt > limit
     }
 
     /// Books the replacement of a slow (not silent) request as a trial.
     private mutating func replacing(_ transfer: SchedulerTransfer, from offset: Int64, now: Double) {
-        guard !isSilent(transfer) else { return }
-        replacements.replacing(offset: offset, victimRate: rates[transfer.id]?.speed ?? 0,
+        guard !isSilent(transfer, now: now) else { return }
+        // The victim's rate: its recent one, or its average since its start when that is more.
+        let average = Double(transfer.receivedBytes) / max(now - transfer.startedAt, 0.001)
+        replacements.replacing(offset: offset, victimRate: max(rates[transfer.id]?.speed ?? 0, average),
+                               healthyRate: tuning.slowFraction * yardstickRate,
                                verdictAfter: max(tuning.slowForSeconds, tuning.slowForSetupTimes * setup), now: now)
     }
 
@@ -272,7 +287,7 @@ struct TransferScheduler: Sendable {
         var seen = Set<Int>()
         for (_, transfer) in busy {
             seen.insert(transfer.id)
-            var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0),
+            var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0), startedAt: transfer.startedAt,
                                                          horizon: HorizonRate(time: transfer.startedAt))
             if !rate.sawFirstByte, let first = transfer.firstByteAt {
                 rate.sawFirstByte = true
@@ -306,6 +321,7 @@ struct TransferScheduler: Sendable {
                 if elapsed > 0.001 { bestRatePerConnection = max(bestRatePerConnection, Double(rate.lastSeen.bytes) / elapsed) }
             }
         }
+        for (id, rate) in rates where !seen.contains(id) { noteStartLag(of: rate) }
         rates = rates.filter { seen.contains($0.key) }
 
         // The share of a healthy connection: the aggregate over the streaming connections that
@@ -374,6 +390,17 @@ struct TransferScheduler: Sendable {
         }
     }
 
+    /// Books what a request that ended (or was cut) had lost at its start: its age when last seen
+    /// less its bytes over its last pace. Only a request that ended healthy tells.
+    private mutating func noteStartLag(of rate: RequestRate) {
+        guard rate.sawFirstByte, rate.slowSince == nil, !rate.silentTooLong, let speed = rate.speed,
+              speed > 0, speed >= tuning.slowFraction * yardstickRate, rate.lastSeen.bytes > 0 else { return }
+        let age = rate.lastSeen.time - rate.startedAt
+        let lost = min(age, max(0, age - Double(rate.lastSeen.bytes) / speed))
+        recentStartLags.append(lost)
+        if recentStartLags.count > tuning.startLagSamples { recentStartLags.removeFirst() }
+    }
+
     private func isJudged(_ transfer: SchedulerTransfer, now: Double) -> Bool {
         now - transfer.startedAt >= max(tuning.judgeAfterSeconds, tuning.judgeAfterSetupTimes * setup)
     }
@@ -404,7 +431,7 @@ struct TransferScheduler: Sendable {
             let finish = speed.map { $0 > 0 ? Double(rest.count) / $0 : .infinity } ?? 0
             guard let offset = splitPoint(rest, victimRate: speed, freshRate: fresh) else { continue }
             // A takeover only while replacements pay.
-            if offset == rest.lower && !mayReplace(candidate.transfer) { continue }
+            if offset == rest.lower && !mayReplace(candidate.transfer, now: now) { continue }
             if best == nil || finish > best!.finish { best = (index, offset, finish) }
         }
         return best.map { ($0.index, $0.offset) }
@@ -417,7 +444,9 @@ struct TransferScheduler: Sendable {
     /// The victim keeps `x` bytes with `x / v = t0 + (R - x) / f`, so `x = v (t0 f + R) / (v + f)`.
     func splitPoint(_ rest: ByteRange, victimRate: Double?, freshRate f: Double) -> Int64? {
         let total = Double(rest.count)
-        let t0 = setup
+        // A fresh connection's cost: its set-up, or the time requests lose at their start (a
+        // server's slow head, slow start) when that is longer.
+        let t0 = max(setup, startLagSeconds)
         var offset: Int64
         if !tuning.replacesSlowConnections {
             // Under a speed cap measured rates say little (see the tuning): halve, never cancel.
