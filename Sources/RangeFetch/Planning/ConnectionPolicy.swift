@@ -249,6 +249,16 @@ struct ConnectionPolicy: Sendable {
         phase = target >= maximum ? .done : .watching(best: 0)
     }
 
+    /// Fresh connections proved no faster than the ones they replaced (``ReplacementJudge``): the
+    /// server, not the connection, sets the pace, and more connections only share it (on a
+    /// CPU-bound server each one also slows the others). Stop growing, and give back a step that
+    /// is still being measured.
+    mutating func serverSetsThePace() {
+        guard isAdaptive, phase != .done else { return }
+        if phase == .growing, let previous, target > previous.count { target = previous.count }
+        phase = .done
+    }
+
     /// The server pushed back (429, 503, a refused or reset connection): stop growing, and give
     /// up one connection for each push (never below one). A fixed count becomes a maximum the
     /// same way: a server that serves three connections at a time is asked for three.

@@ -201,6 +201,7 @@ struct TransferScheduler: Sendable {
         replacements.observe(now: now, requests: busy.map { segment, transfer in
             ReplacementJudge.Request(startOffset: segment.outstanding.lower - transfer.receivedBytes, transfer: transfer)
         }, waiting: idle.map(\.outstanding.lower))
+        if replacements.isFutile { connections.serverSetsThePace() }
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
                             setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
 
