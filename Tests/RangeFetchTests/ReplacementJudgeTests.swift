@@ -124,6 +124,15 @@ struct ReplacementJudgeTests {
         #expect(judge.beaten == 1 && judge.failed == 0 && judge.running == 0)
     }
 
+    /// Alone, a stalled request set the pace itself and was never judged slow: an HTTP/2 stream
+    /// that stopped without closing at `-n 1` waited for libcurl's 30 s low-speed limit.
+    @Test func aLoneStalledRequestIsReplaced() {
+        var link = SimulatedLink(setupSeconds: 0.002, perConnectionBytesPerSecond: 20e6)
+        link.stallsAt = { $0 == 1 ? 0.3 : nil }
+        let outcome = link.run([ByteRange(0, 16 * Self.mebibyte)], scheduler: TransferSchedulerTests.scheduler(.fixed(1)), limit: 30)
+        #expect(outcome.takeovers == 1 && outcome.seconds < 3, "\(outcome.seconds) s, \(outcome.takeovers) takeovers")
+    }
+
     // MARK: A CPU-bound server whose every response begins slowly
 
     /// 64 KiB heads at 8 MB/s of the server's whole time, then 230 MB/s shared (as the test

@@ -360,7 +360,10 @@ struct TransferScheduler: Sendable {
         let yardstick = min(yardstickRate, fastestNow ?? yardstickRate)
         for (_, transfer) in busy {
             guard var rate = rates[transfer.id] else { continue }
-            if isJudged(transfer, now: now), let speed = rate.speed, speed < tuning.slowFraction * yardstick {
+            // Silent for longer than a burst period is slow whatever the yardstick: alone (`-n 1`)
+            // a stalled request is its own pace setter, and never slower than itself.
+            if isJudged(transfer, now: now), let speed = rate.speed,
+               speed < tuning.slowFraction * yardstick || (rate.sawFirstByte && rate.silentTooLong) {
                 rate.slowSince = rate.slowSince ?? now
             } else {
                 rate.slowSince = nil
