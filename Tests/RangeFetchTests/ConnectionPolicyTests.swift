@@ -90,4 +90,50 @@ struct ConnectionPolicyTests {
         }
         #expect(policy.target == 20)
     }
+
+    /// Fed one observation per millisecond at `rate(time, target)` bytes per second with every
+    /// connection streaming, from `start` until `until` (or until the target changes, with
+    /// `untilChange`); returns the target then.
+    static func drive(_ policy: inout ConnectionPolicy, from start: Double = 0, until: Double, received: inout Int64,
+                      untilChange: Bool = false, rate: (Double, Int) -> Double) -> Int {
+        var now = start
+        let first = policy.target
+        while now < until && !(untilChange && policy.target != first) {
+            received += Int64(rate(now, policy.target) / 1000)
+            policy.observe(now: now, receivedBytes: received, streaming: policy.target, setupSeconds: 0.001, workLeft: true)
+            now += 0.001
+        }
+        return policy.target
+    }
+
+    /// A window across a ramp (every connection in a slow head, then streaming) is measured
+    /// again: the step after it is judged on the streaming rate, not credited with the ramp.
+    @Test func aWindowAcrossARampIsMeasuredAgain() {
+        var policy = ConnectionPolicy.adaptive(maximum: 64)
+        var received: Int64 = 0
+        // 0.2 s of slow heads at 2 MB/s, then 200 MB/s whatever the count (a server-bound rate).
+        let rate = { (time: Double, _: Int) in time < 0.2 ? 2e6 : 200e6 }
+        #expect(Self.drive(&policy, until: 0.2, received: &received, rate: rate) == 16)
+        // Measured across the ramp, 16 looked slow and 32 ten times faster: a leap to 64, cut
+        // back to 32. Measured after it, 32 buys nothing over 16 and is given back.
+        #expect(Self.drive(&policy, from: 0.2, until: 3, received: &received, rate: rate) == 16)
+    }
+
+    /// When fresh connections prove no faster than those they replaced, auto stops and gives back
+    /// a step under measurement; a fixed count is the user's.
+    @Test(arguments: [(false, 0, 16), (false, 1, 16), (true, 0, 16)])
+    func whenTheServerSetsThePaceAutoStopsGrowing(fixed: Bool, doublings: Int, target: Int) {
+        var policy = fixed ? ConnectionPolicy.fixed(16) : .adaptive(maximum: 64)
+        var received: Int64 = 0
+        // A per-connection cap of 1 MB/s: every step is linear.
+        let capped = { (_: Double, count: Int) in Double(count) * 1e6 }
+        if doublings > 0 {
+            #expect(Self.drive(&policy, until: 2, received: &received, untilChange: true, rate: capped) == 32)
+        }
+        policy.serverSetsThePace()
+        #expect(policy.target == target)
+        #expect(policy.isSettled)
+        #expect(Self.drive(&policy, from: 10, until: 12, received: &received, rate: capped) == target,
+                "grew after the server was found to set the pace")
+    }
 }

@@ -24,10 +24,12 @@ rf_base_packages() {
     rf_need_packages libcurl4-openssl-dev libssl-dev libxml2 openssl pkg-config ca-certificates curl nginx python3 python3-jsonschema
 }
 
-# The other web servers the integration tests download from (Apache httpd, lighttpd); their
-# packaged services are never started (no systemd here): each test runs its own on 127.0.0.1.
+# The other web servers the integration tests download from (Apache httpd, lighttpd, and
+# python3-h2 for our HTTP/2 fault server, Tests/Support/h2_fault_server.py, run by Debian's
+# python3); their packaged services are never started (no systemd here): each test runs its own
+# on 127.0.0.1.
 rf_test_server_packages() {
-    rf_need_packages apache2-bin lighttpd
+    rf_need_packages apache2-bin lighttpd python3-h2
 }
 
 # The other downloaders a metalink must give the same bytes through (MetalinkDownloadTests).

@@ -50,6 +50,14 @@ struct ConnectionPolicy: Sendable {
         /// should (``usefulGainFraction`` of 2) is cut back to the count its rate needs (the
         /// connections before it times its gain, rounded up).
         var linearGainFraction = 0.9
+        /// A growing step's window whose second half (by bytes) ran faster than this many times its first is
+        /// measured again from its end: its connections were still ramping up (a server that begins
+        /// every response slowly, slow start), and a rate taken across a ramp credits the next
+        /// step with what the last one had not shown yet (an h2 server with a slow head at each
+        /// stream's start was taken for a per-connection cap, and auto leapt to 64 connections).
+        var rampingFactor = 1.5
+        /// …at most this many times per step.
+        var rampRestarts = 2
         /// Once settled, the aggregate is watched over windows at least this long (seconds)…
         var watchWindowSeconds = 0.5
         /// …and when it sinks under this fraction of its best, doubling is tried again…
@@ -91,6 +99,10 @@ struct ConnectionPolicy: Sendable {
 
     /// The measurement under way for the current count.
     private var window: (start: Double, bytes: Int64)?
+    /// The window's state at half its length (for ``AdaptiveGrowth/rampingFactor``).
+    private var windowMiddle: (time: Double, bytes: Int64)?
+    /// Windows measured again at the current step.
+    private var rampRestarts = 0
     /// The aggregate rate and count of the previous step, bytes per second.
     private var previous: (rate: Double, count: Int)?
     /// See ``pathLosesPackets()``.
@@ -143,10 +155,24 @@ struct ConnectionPolicy: Sendable {
         let basis = Self.windowBasis(fastest: setupSeconds, typical: typicalSetupSeconds, growth: growth)
         var length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * basis)
         if case .watching = phase { length = max(length, growth.watchWindowSeconds) }
-        guard now - started.start >= length,
-              receivedBytes - started.bytes >= Int64(streaming) * growth.windowBytesPerConnection else { return }
+        let wanted = Int64(streaming) * growth.windowBytesPerConnection
+        if windowMiddle == nil, now - started.start >= length / 2, receivedBytes - started.bytes >= wanted / 2 {
+            windowMiddle = (now, receivedBytes)
+        }
+        guard now - started.start >= length, receivedBytes - started.bytes >= wanted else { return }
         let rate = Double(receivedBytes - started.bytes) / (now - started.start)
+        let middle = windowMiddle
         window = nil
+        windowMiddle = nil
+        if phase == .growing, let middle, middle.time > started.start, now > middle.time {
+            let first = Double(middle.bytes - started.bytes) / (middle.time - started.start)
+            let second = Double(receivedBytes - middle.bytes) / (now - middle.time)
+            if second > growth.rampingFactor * first, rampRestarts < growth.rampRestarts {
+                rampRestarts += 1
+                window = (now, receivedBytes)
+                return
+            }
+        }
         switch phase {
         case .growing:
             var factor = 2
@@ -200,6 +226,7 @@ struct ConnectionPolicy: Sendable {
     }
 
     private mutating func grow(from rate: Double, by factor: Int = 2) {
+        rampRestarts = 0
         previous = (rate, target)
         target = min(maximum, target * factor)
         // At the maximum too the step is measured once: one that bought nothing is given back,
@@ -217,8 +244,19 @@ struct ConnectionPolicy: Sendable {
         guard case .watching = phase, target < maximum else { return }
         previous = nil
         window = nil
+        windowMiddle = nil
         target = min(maximum, target * 2)
         phase = target >= maximum ? .done : .watching(best: 0)
+    }
+
+    /// Fresh connections proved no faster than the ones they replaced (``ReplacementJudge``): the
+    /// server, not the connection, sets the pace, and more connections only share it (on a
+    /// CPU-bound server each one also slows the others). Stop growing, and give back a step that
+    /// is still being measured.
+    mutating func serverSetsThePace() {
+        guard isAdaptive, phase != .done else { return }
+        if phase == .growing, let previous, target > previous.count { target = previous.count }
+        phase = .done
     }
 
     /// The server pushed back (429, 503, a refused or reset connection): stop growing, and give

@@ -22,7 +22,9 @@ import Glibc
 ///   of its recent rate and its rate over the horizon, and only requests that have run the whole
 ///   horizon set the pace of "fastest now".
 /// - **Slow connections** at full capacity: one under ``Tuning/slowFraction`` of the yardstick for
-///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection.
+///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection, while replacements
+///   pay: a ``ReplacementJudge`` holds each to beating what it replaced, and once they do not (the
+///   server, not the connection, sets the pace), only silent requests are replaced.
 /// - **Recycling**: on short links that lose packets, a connection older than
 ///   ``Tuning/connectionLifetimeSeconds`` is not given another range; a fresh one is opened for it. On a lossy link a long-lived connection
 ///   settles at the small window its losses allow, while a new one's slow start carries it well
@@ -70,6 +72,8 @@ struct TransferScheduler: Sendable {
         var minimumGainSetupTimes = 2.0
         /// A healthy request is not cut so that the new part is shorter than this many bytes.
         var minimumSplitBytes: Int64 = 128 << 10
+        /// ``startLagSeconds`` is the least of this many requests' lags.
+        var startLagSamples = 8
         /// Split points are rounded down to this many bytes (the file's write alignment).
         var splitAlignmentBytes: Int64 = 4096
         /// Set-up time assumed before one is measured, seconds.
@@ -97,8 +101,16 @@ struct TransferScheduler: Sendable {
     /// Whether segments may be split (ranged downloads); a single stream cannot be.
     let splittable: Bool
 
+    /// Seconds a request loses at its start against its own later pace (set-up, slow start, a
+    /// server's slow head): the least of the last few healthy requests' (noise only adds to
+    /// it), 0 until one has ended. A split must gain more than a fresh request loses.
+    var startLagSeconds: Double { recentStartLags.min() ?? 0 }
+    private var recentStartLags: [Double] = []
+
     /// Per-request speed state, by request id.
     private var rates: [Int: RequestRate] = [:]
+    /// Whether replacing slow requests pays on this server.
+    private(set) var replacements = ReplacementJudge()
     /// The best aggregate rate per streaming connection seen so far, bytes per second.
     private(set) var bestRatePerConnection: Double = 0
     /// The same over whole speed horizons; 0 until the download has run one.
@@ -127,6 +139,7 @@ struct TransferScheduler: Sendable {
         var bytesPerSecond: Double?
         var sawFirstByte = false
         var firstByteTime = 0.0
+        var startedAt = 0.0
         /// When and with how many bytes the request was last seen busy.
         var lastSeen: (time: Double, bytes: Int64) = (0, 0)
         var slowSince: Double?
@@ -145,35 +158,6 @@ struct TransferScheduler: Sendable {
         var speed: Double? {
             bytesPerSecond.map { silentTooLong ? $0 : max($0, horizonBytesPerSecond ?? 0) }
         }
-    }
-
-    /// Bytes per second over the last one to two horizons: two anchors, the newer moved up once
-    /// it is a horizon old, so no history is kept.
-    struct HorizonRate: Sendable {
-        private var older: (time: Double, amount: Double)
-        private var newer: (time: Double, amount: Double)
-
-        init(time: Double, amount: Double = 0) {
-            older = (time, amount)
-            newer = older
-        }
-
-        /// Seconds the rate covers at `now`.
-        func span(now: Double) -> Double { now - older.time }
-
-        /// Records `amount` (bytes, or connection-seconds) at `now` and returns the rate since
-        /// the older anchor; `nil` while no time has passed.
-        mutating func observe(now: Double, amount: Double, horizon: Double) -> Double? {
-            if now - newer.time >= horizon {
-                older = newer
-                newer = (now, amount)
-            }
-            let elapsed = now - older.time
-            return elapsed > 0 ? (amount - older.amount) / elapsed : nil
-        }
-
-        /// The change in `amount` since the older anchor.
-        func change(amount: Double) -> Double { amount - older.amount }
     }
 
     init(connections: ConnectionPolicy, splittable: Bool, tuning: Tuning = Tuning()) {
@@ -214,6 +198,10 @@ struct TransferScheduler: Sendable {
         let busy = segments.compactMap { segment in segment.transfer.map { (segment, $0) } }
         observe(now: now, busy: busy, receivedBytes: receivedBytes)
         let idle = segments.filter { $0.transfer == nil && !$0.outstanding.isEmpty }
+        replacements.observe(now: now, requests: busy.map { segment, transfer in
+            ReplacementJudge.Request(startOffset: segment.outstanding.lower - transfer.receivedBytes, transfer: transfer)
+        }, waiting: idle.map(\.outstanding.lower))
+        if replacements.isFutile { connections.serverSetsThePace() }
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
                             setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
 
@@ -231,17 +219,47 @@ struct TransferScheduler: Sendable {
         while free > 0, let (index, offset) = bestSplit(candidates, now: now) {
             actions.append(.split(segment: candidates[index].segment.id, at: offset))
             // A takeover cancels the victim's request, so it costs no connection.
-            if offset != candidates[index].segment.outstanding.lower { free -= 1 }
+            if offset != candidates[index].segment.outstanding.lower {
+                free -= 1
+            } else {
+                replacing(candidates[index].transfer, from: offset, now: now)
+            }
             candidates[index].segment.outstanding = ByteRange(candidates[index].segment.outstanding.lower, offset)
         }
         // At full capacity a slow connection is swapped for a fresh one.
-        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) {
+        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) && mayReplace(transfer, now: now) {
             if !actions.contains(where: { if case .split(segment.id, _) = $0 { true } else { false } }) {
                 actions.append(.split(segment: segment.id, at: segment.outstanding.lower))
                 rates[transfer.id]?.slowSince = nil
+                replacing(transfer, from: segment.outstanding.lower, now: now)
             }
         }
         return actions
+    }
+
+    /// Whether `transfer` may be cancelled for a fresh request: always when it is silent,
+    /// otherwise while replacements pay (``ReplacementJudge``).
+    private func mayReplace(_ transfer: SchedulerTransfer, now: Double) -> Bool {
+        isSilent(transfer, now: now) || replacements.mayReplace
+    }
+
+    /// No byte for longer than a burst period (``Tuning/silenceHorizons``), since its start or
+    /// its last byte. (A window or two without bytes is not silence: a fresh request on a busy
+    /// server may wait that long for its first.)
+    private func isSilent(_ transfer: SchedulerTransfer, now: Double) -> Bool {
+        guard let rate = rates[transfer.id] else { return false }
+        let limit = tuning.silenceHorizons * tuning.speedHorizonSeconds
+        return rate.sawFirstByte ? rate.silentTooLong : now - transfer.startedAt > limit
+    }
+
+    /// Books the replacement of a slow (not silent) request as a trial.
+    private mutating func replacing(_ transfer: SchedulerTransfer, from offset: Int64, now: Double) {
+        guard !isSilent(transfer, now: now) else { return }
+        // The victim's rate: its recent one, or its average since its start when that is more.
+        let average = Double(transfer.receivedBytes) / max(now - transfer.startedAt, 0.001)
+        replacements.replacing(offset: offset, victimRate: max(rates[transfer.id]?.speed ?? 0, average),
+                               healthyRate: tuning.slowFraction * yardstickRate,
+                               verdictAfter: max(tuning.slowForSeconds, tuning.slowForSetupTimes * setup), now: now)
     }
 
     // MARK: Measuring
@@ -270,7 +288,7 @@ struct TransferScheduler: Sendable {
         var seen = Set<Int>()
         for (_, transfer) in busy {
             seen.insert(transfer.id)
-            var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0),
+            var rate = rates[transfer.id] ?? RequestRate(sample: (transfer.startedAt, 0), startedAt: transfer.startedAt,
                                                          horizon: HorizonRate(time: transfer.startedAt))
             if !rate.sawFirstByte, let first = transfer.firstByteAt {
                 rate.sawFirstByte = true
@@ -304,6 +322,7 @@ struct TransferScheduler: Sendable {
                 if elapsed > 0.001 { bestRatePerConnection = max(bestRatePerConnection, Double(rate.lastSeen.bytes) / elapsed) }
             }
         }
+        for (id, rate) in rates where !seen.contains(id) { noteStartLag(of: rate) }
         rates = rates.filter { seen.contains($0.key) }
 
         // The share of a healthy connection: the aggregate over the streaming connections that
@@ -341,7 +360,10 @@ struct TransferScheduler: Sendable {
         let yardstick = min(yardstickRate, fastestNow ?? yardstickRate)
         for (_, transfer) in busy {
             guard var rate = rates[transfer.id] else { continue }
-            if isJudged(transfer, now: now), let speed = rate.speed, speed < tuning.slowFraction * yardstick {
+            // Silent for longer than a burst period is slow whatever the yardstick: alone (`-n 1`)
+            // a stalled request is its own pace setter, and never slower than itself.
+            if isJudged(transfer, now: now), let speed = rate.speed,
+               speed < tuning.slowFraction * yardstick || (rate.sawFirstByte && rate.silentTooLong) {
                 rate.slowSince = rate.slowSince ?? now
             } else {
                 rate.slowSince = nil
@@ -370,6 +392,17 @@ struct TransferScheduler: Sendable {
             let perConnection = anchors.bytes.change(amount: Double(receivedBytes)) / connectionSeconds
             bestHorizonRatePerConnection = max(bestHorizonRatePerConnection, perConnection)
         }
+    }
+
+    /// Books what a request that ended (or was cut) had lost at its start: its age when last seen
+    /// less its bytes over its last pace. Only a request that ended healthy tells.
+    private mutating func noteStartLag(of rate: RequestRate) {
+        guard rate.sawFirstByte, rate.slowSince == nil, !rate.silentTooLong, let speed = rate.speed,
+              speed > 0, speed >= tuning.slowFraction * yardstickRate, rate.lastSeen.bytes > 0 else { return }
+        let age = rate.lastSeen.time - rate.startedAt
+        let lost = min(age, max(0, age - Double(rate.lastSeen.bytes) / speed))
+        recentStartLags.append(lost)
+        if recentStartLags.count > tuning.startLagSamples { recentStartLags.removeFirst() }
     }
 
     private func isJudged(_ transfer: SchedulerTransfer, now: Double) -> Bool {
@@ -401,6 +434,8 @@ struct TransferScheduler: Sendable {
             let speed = expectedRate(candidate.transfer, now: now)
             let finish = speed.map { $0 > 0 ? Double(rest.count) / $0 : .infinity } ?? 0
             guard let offset = splitPoint(rest, victimRate: speed, freshRate: fresh) else { continue }
+            // A takeover only while replacements pay.
+            if offset == rest.lower && !mayReplace(candidate.transfer, now: now) { continue }
             if best == nil || finish > best!.finish { best = (index, offset, finish) }
         }
         return best.map { ($0.index, $0.offset) }
@@ -413,7 +448,9 @@ struct TransferScheduler: Sendable {
     /// The victim keeps `x` bytes with `x / v = t0 + (R - x) / f`, so `x = v (t0 f + R) / (v + f)`.
     func splitPoint(_ rest: ByteRange, victimRate: Double?, freshRate f: Double) -> Int64? {
         let total = Double(rest.count)
-        let t0 = setup
+        // A fresh connection's cost: its set-up, or the time requests lose at their start (a
+        // server's slow head, slow start) when that is longer.
+        let t0 = max(setup, startLagSeconds)
         var offset: Int64
         if !tuning.replacesSlowConnections {
             // Under a speed cap measured rates say little (see the tuning): halve, never cancel.

@@ -24,6 +24,18 @@ struct SimulatedLink {
     /// Seconds by which the n-th connection's bursts after its first come late (a loaded server
     /// or client).
     var burstDelay: @Sendable (Int) -> Double = { _ in 0 }
+    /// A CPU-bound server that begins every response slowly (tiny HTTP/2 frames and PINGs), as
+    /// `h2_fault_server.py` does: one thread serves its streams in turn, each turn `headUnit`
+    /// bytes of a stream's first `headBytes` (at `headBytesPerSecond` of the server's time) or
+    /// `bulkUnit` bytes of the rest (at ``linkBytesPerSecond``). A stream in its head gets a
+    /// small share of the server while others stream in bulk.
+    struct SlowHead {
+        var headBytes: Int64 = 64 << 10
+        var headBytesPerSecond: Double
+        var headUnit: Double = 64
+        var bulkUnit: Double = 262_144
+    }
+    var slowHead: SlowHead?
     /// A server that serves at most this many requests at once: one more is refused (as with
     /// 429 or 503), which the scheduler hears as pushback.
     var refusesAbove: Int?
@@ -133,7 +145,13 @@ struct SimulatedLink {
                     let linkShare = linkBytesPerSecond / Double(max(1, streaming)) * step
                     bytes = max(0, min(allowance, Int64(min(linkShare, 1e15)), segment.range.count - segment.done))
                 } else {
-                    let rate = override(request.connection) ?? share
+                    let head = slowHead.map { server in
+                        let inHead = Double(requests.values.filter { now - $0.started >= setup($0.connection) && $0.received < server.headBytes }.count)
+                        let inBulk = Double(streaming) - inHead
+                        let turn = inHead * server.headUnit / server.headBytesPerSecond + inBulk * server.bulkUnit / linkBytesPerSecond
+                        return (request.received < server.headBytes ? server.headUnit : server.bulkUnit) / max(turn, 1e-9)
+                    }
+                    let rate = override(request.connection) ?? head ?? share
                     request.carry += rate * step
                     bytes = min(Int64(request.carry), segment.range.count - segment.done)
                     request.carry -= Double(bytes)
