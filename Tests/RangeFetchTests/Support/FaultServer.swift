@@ -21,20 +21,7 @@ final class FaultServer {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let handle = out.fileHandleForReading
-        var buffer = Data()
-        let deadline = Date().addingTimeInterval(10)
-        var found: Int?
-        while found == nil && Date() < deadline && process.isRunning {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-            let text = String(decoding: buffer, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") }) {
-                found = Int(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
-            }
-        }
-        guard let found else {
+        guard let found = announcedPort(out.fileHandleForReading, of: process, within: 10) else {
             process.terminate()
             throw TestFailure("fault server did not start (is python3 installed?)")
         }
@@ -117,4 +104,21 @@ final class FaultServer {
         guard result.status == 0 else { throw TestFailure("curl \(path) failed: \(result.stderr)") }
         return try Data(contentsOf: URL(fileURLWithPath: file))
     }
+}
+
+/// The port a test server prints as a `PORT N` line on its standard output once it listens;
+/// `nil` when it exits, closes its output or takes longer than `seconds`.
+func announcedPort(_ handle: FileHandle, of process: Process, within seconds: Double) -> Int? {
+    var buffer = Data()
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline && process.isRunning {
+        let chunk = handle.availableData
+        if chunk.isEmpty { return nil }
+        buffer.append(chunk)
+        let text = String(decoding: buffer, as: UTF8.self)
+        if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") }) {
+            return Int(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
+        }
+    }
+    return nil
 }

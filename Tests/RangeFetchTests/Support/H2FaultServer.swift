@@ -27,20 +27,8 @@ final class H2FaultServer {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let handle = out.fileHandleForReading
-        var buffer = Data()
-        var found: Int?
-        while found == nil && process.isRunning {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-            let text = String(decoding: buffer, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") }) {
-                found = Int(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
-            }
-        }
-        guard let found else {
-            process.waitUntilExit()
+        guard let found = announcedPort(out.fileHandleForReading, of: process, within: 30) else {
+            stopProcess(process, signal: SIGTERM, graceSeconds: 2)
             let why = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw TestFailure("h2 fault server did not start (is python3-h2 installed? scripts/lib/packages.sh rf_test_server_packages): \(why)")
         }
