@@ -51,6 +51,19 @@ final class FaultTests {
         try expectExactFile(size: 3 << 20)
     }
 
+    /// `--continue` against a server whose ranges come back wrong: the existing file's bytes
+    /// cannot be checked, so they are not taken; the error says so and the file is unchanged.
+    @Test func continuingAgainstWrongRangesIsRefusedWithTheFileUnchanged() async throws {
+        let prefix = try server.expectedBytes(size: Self.size).prefix(1 << 20)
+        try prefix.write(to: URL(fileURLWithPath: target))
+        let error = await expectDownloadError {
+            try await self.download(self.server.dataURL(size: Self.size, "wrongrange=1"), configure: { $0.existingFile = .continueFrom })
+        }
+        #expect(error?.message.contains("did not answer bytes") == true && error?.remedy == .overwrite, "\(String(describing: error))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == prefix)
+        #expect(!FileManager.default.fileExists(atPath: target + ".part"))
+    }
+
     /// A server that closes every response after 100 bytes: each try "progresses", but by too
     /// little to count, so the download gives up after its tries with an error saying so, rather
     /// than asking again for ever (3,779 requests in 60 s before).

@@ -103,10 +103,10 @@ final class LyingMirrorTests {
     /// An https download given a plain-http mirror says so: those bytes cross the network in the
     /// clear. (No TLS server is needed to judge the URLs.)
     @Test func aPlainHTTPMirrorOfAnHTTPSDownloadIsNamed() {
-        #expect(MirrorAgreement.downgradesToPlainHTTP(main: "https://a/f", mirror: "http://b/f"))
-        #expect(MirrorAgreement.downgradesToPlainHTTP(main: "HTTPS://a/f", mirror: "HTTP://b/f"))
-        #expect(!MirrorAgreement.downgradesToPlainHTTP(main: "https://a/f", mirror: "https://b/f"))
-        #expect(!MirrorAgreement.downgradesToPlainHTTP(main: "http://a/f", mirror: "http://b/f"))
+        #expect(SourceAddress.downgradesToPlainHTTP(from: "https://a/f", to: "http://b/f"))
+        #expect(SourceAddress.downgradesToPlainHTTP(from: "HTTPS://a/f", to: "HTTP://b/f"))
+        #expect(!SourceAddress.downgradesToPlainHTTP(from: "https://a/f", to: "https://b/f"))
+        #expect(!SourceAddress.downgradesToPlainHTTP(from: "http://a/f", to: "http://b/f"))
         #expect(DownloadWarning.plainHTTPMirror(url: "http://b/f").message.contains("plain http"))
     }
 

@@ -138,7 +138,7 @@ final class DownloadSession {
 
     private func download(_ remote: RemoteFile) throws(DownloadError) -> DownloadSummary {
         emit(.probed(remote))
-        if let target = remote.redirectedTo, MirrorAgreement.downgradesToPlainHTTP(main: url, mirror: target) {
+        if let target = remote.redirectedTo, SourceAddress.downgradesToPlainHTTP(from: url, to: target) {
             emit(.warning(.redirectedToPlainHTTP(url: Redaction.url(url), target: Redaction.url(target))))
         }
         if let expected = options.expectedSize, let size = remote.size, size != expected {

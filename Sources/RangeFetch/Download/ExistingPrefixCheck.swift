@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Whether a file already at the output path really begins the download before `--continue`
 /// takes its bytes (curl's `-C -` and wget's `-c` take them on trust, and then a file that only
 /// has the same name ends up with foreign bytes in front and exits 0).
@@ -35,35 +31,20 @@ struct ExistingPrefixCheck {
     ///   or the read's failure. Nothing on disk is changed.
     func check(path: String, prefixBytes: Int64, remote: RemoteFile) throws(DownloadError) {
         let url = Source(remote: remote).requestURL
-        for range in Self.ranges(prefixBytes: prefixBytes) {
+        let ranges = Self.ranges(prefixBytes: prefixBytes)
+        let onDisk = try DownloadError.withSystemCalls { () throws(SystemCallError) in
+            try FileSystem.bytes(of: ranges, inFileAt: path)
+        }
+        for (range, local) in zip(ranges, onDisk) {
             let answer = try fetcher.fetch(url, range: range)
             guard MirrorAgreement.isExactSample(answer, of: range, from: remote), answer.body.count == Int(range.count) else {
                 throw DownloadError(.protocolViolation, "\(Redaction.url(url)) did not answer bytes \(range.httpRangeSpec) exactly (HTTP \(answer.status)), so the \(prefixBytes) bytes already in \(path) cannot be checked and were not continued from",
                                     url: Redaction.url(url), remedy: .overwrite)
             }
-            let local = try DownloadError.withSystemCalls { () throws(SystemCallError) in try Self.read(range, of: path) }
             if local != answer.body {
                 throw DownloadError(.outputExists, "\(path) is not the start of \(Redaction.url(remote.url)): its bytes \(range.httpRangeSpec) differ from the server's, so it was not continued from (nothing was changed)",
                                     url: Redaction.url(remote.url), remedy: .overwrite)
             }
         }
-    }
-
-    /// The bytes of `range` in the file at `path` (fewer when the file is shorter), read
-    /// without following a link.
-    static func read(_ range: ByteRange, of path: String) throws(SystemCallError) -> [UInt8] {
-        let fd = try SystemCall.check("open", path: path) { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) }
-        defer { close(fd) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(range.count), alignment: 1)
-        defer { buffer.deallocate() }
-        var filled = 0
-        while filled < buffer.count {
-            let got = try SystemCall.check("pread", path: path) {
-                pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(range.lower) + off_t(filled))
-            }
-            if got == 0 { break }
-            filled += got
-        }
-        return Array(buffer.prefix(filled))
     }
 }

@@ -104,7 +104,7 @@ final class MirrorAgreement {
                 late.append(name)
                 continue
             }
-            if Self.downgradesToPlainHTTP(main: url, mirror: mirror) { emit(.warning(.plainHTTPMirror(url: name))) }
+            if SourceAddress.downgradesToPlainHTTP(from: url, to: mirror) { emit(.warning(.plainHTTPMirror(url: name))) }
             do {
                 let remote = try prober.probe(mirror)
                 guard remote.size == size else {
@@ -148,11 +148,6 @@ final class MirrorAgreement {
     /// Seconds all mirrors together may take to be checked before the download starts; those
     /// not reached by then are left out, with one warning.
     static let agreementSeconds = 10.0
-
-    /// Whether `mirror` is plain http where the `main` URL is https (letter case aside).
-    static func downgradesToPlainHTTP(main: String, mirror: String) -> Bool {
-        main.lowercased().hasPrefix("https://") && mirror.lowercased().hasPrefix("http://")
-    }
 
     /// Whether a sample answer is a 206 with exactly `range` of the probed file (its size and
     /// validators), as a download request's answer must be.

@@ -31,6 +31,17 @@ public struct SourceAddress: Sendable, Equatable {
     /// `s3://` address is requested over these too.
     static let transferProtocols = "http,https"
 
+    /// Whether `url` is an https URL (the scheme in any letter case).
+    static func isHTTPS(_ url: String) -> Bool {
+        url.utf8.prefix(8).map { $0 | 0x20 }.elementsEqual("https://".utf8)
+    }
+
+    /// Whether going from `url` to `other` (a mirror, a redirect target) leaves https for plain
+    /// http: the bytes would cross the network unencrypted and unauthenticated.
+    static func downgradesToPlainHTTP(from url: String, to other: String) -> Bool {
+        isHTTPS(url) && other.utf8.prefix(7).map { $0 | 0x20 }.elementsEqual("http://".utf8)
+    }
+
     /// Parses `text`.
     /// - Throws: `invalidURL` for text that is no URL, a malformed one or an `s3://` URL without
     ///   a bucket; `unsupportedScheme` for a scheme other than http, https and s3. The message

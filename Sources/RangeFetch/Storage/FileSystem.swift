@@ -57,6 +57,28 @@ enum FileSystem {
         return value
     }
 
+    /// The bytes of each of `ranges` in the regular file at `path` (fewer where the file ends
+    /// sooner), read through one descriptor opened without following a link.
+    static func bytes(of ranges: [ByteRange], inFileAt path: String) throws(SystemCallError) -> [[UInt8]] {
+        let descriptor = try SystemCall.check("open", path: path) { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) }
+        defer { close(descriptor) }
+        var result: [[UInt8]] = []
+        for range in ranges {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(range.count), alignment: 1)
+            defer { buffer.deallocate() }
+            var filled = 0
+            while filled < buffer.count {
+                let count = try SystemCall.check("pread", path: path) {
+                    pread(descriptor, buffer.baseAddress! + filled, buffer.count - filled, off_t(range.lower) + off_t(filled))
+                }
+                if count == 0 { break }
+                filled += count
+            }
+            result.append(Array(buffer.prefix(filled)))
+        }
+        return result
+    }
+
     /// The text of a file of at most 64 KiB (a `/proc` file), or `nil`.
     static func smallFileText(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)

@@ -182,7 +182,7 @@ public struct RequestOptions: Sendable, Equatable {
     /// | https   | no                 | http, https     |
     /// | http    | either             | http, https     |
     static func redirectProtocols(url: String, netrcAtEveryHop: Bool) -> String {
-        netrcAtEveryHop && url.utf8.prefix(8).map({ $0 | 0x20 }).elementsEqual("https://".utf8) ? "https" : SourceAddress.transferProtocols
+        netrcAtEveryHop && SourceAddress.isHTTPS(url) ? "https" : SourceAddress.transferProtocols
     }
 
     func headerLines(url: String, extraHeaders: [String] = [], method: String = "GET", time: Int) -> [String] {

@@ -53,7 +53,7 @@ enum TransferFailure {
         case CURLE_PEER_FAILED_VERIFICATION:
             message = "\(url): TLS certificate not trusted"
             remedy = .trustCertificate
-        case CURLE_UNSUPPORTED_PROTOCOL where url.lowercased().hasPrefix("https://") && (detail ?? "").contains("\"http\""):
+        case CURLE_UNSUPPORTED_PROTOCOL where SourceAddress.isHTTPS(url) && (detail ?? "").contains("\"http\""):
             message = "\(url): redirected to plain http, which is refused: a netrc login would go there in the clear (use --no-netrc to follow it without the login)"
         case CURLE_UNSUPPORTED_PROTOCOL: message = "\(url): unsupported protocol (only http and https)"
         case CURLE_BAD_CONTENT_ENCODING:
