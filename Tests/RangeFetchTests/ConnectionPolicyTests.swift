@@ -119,6 +119,19 @@ struct ConnectionPolicyTests {
         #expect(Self.drive(&policy, from: 0.2, until: 3, received: &received, rate: rate) == 16)
     }
 
+    /// A server that paces each connection (nginx's `limit_rate`: each request's first second at
+    /// once, then nothing until its clock ticks): right after 16 bursts that came at 3 GB/s the
+    /// window hears nothing. The count quadruples at once instead of waiting a second for the
+    /// tick; a path that was never faster than now (a slow head, then bulk) is judged as ever.
+    @Test(arguments: [(true, 64), (false, 16)])
+    func connectionsPacedByTheServerQuadrupleAtOnce(burstFirst: Bool, target: Int) {
+        var policy = ConnectionPolicy.adaptive(maximum: 64)
+        var received: Int64 = 0
+        // Each of 16 connections gets 1 MiB within the first 5 ms, or trickles (2 MB/s in all).
+        let rate = { (time: Double, _: Int) in burstFirst ? (time < 0.005 ? 16 * 1048576 / 0.005 : 0) : 2e6 }
+        #expect(Self.drive(&policy, until: 0.08, received: &received, rate: rate) == target)
+    }
+
     /// When fresh connections prove no faster than those they replaced, auto stops and gives back
     /// a step under measurement; a fixed count is the user's.
     @Test(arguments: [(false, 0, 16), (false, 1, 16), (true, 0, 16)])

@@ -58,6 +58,27 @@ struct ConnectionPolicy: Sendable {
         var rampingFactor = 1.5
         /// …at most this many times per step.
         var rampRestarts = 2
+        /// A growing step's window whose first half (by time) carried more than this many times
+        /// its second says nothing about the count: the server sends in bursts further apart
+        /// than the window (nginx's `limit_rate` sends each request's first second at once with
+        /// its head, then a second's worth at each tick of its clock), so the window measured the
+        /// new requests' first bursts. Such a step is not judged: the count doubles, and the
+        /// next window that is not all burst is compared with the last one that was not (a
+        /// judged step gives back what did not pay). A per-connection cap this coarse is what
+        /// such servers have, so more connections pay: behind `limit_rate 1m`, 256 MiB took 4.0 s
+        /// against 3.0 s at `-n 64` when bursts were judged (and settled at 32 for a second).
+        var burstFactor = 4.0
+        /// A growing step whose window, once as long as it must be, has received less than the
+        /// path's peak rate before it over this factor, with its connections streaming, is paced by the
+        /// server connection by connection: the path has carried far more (each request's first
+        /// burst came at once), and every connection now waits for the server's next tick. Such a
+        /// window would last until that tick (a second behind nginx's `limit_rate`), so the
+        /// count quadruples at once, unjudged: behind `limit_rate 1m` with 256 MiB in 64 pieces,
+        /// each second at 16 or 32 connections left pieces waiting for a request that ended 3 s
+        /// later (auto 4.1-10.1 s, `-n 64` 3.1 s).
+        var pacingFactor = 16.0
+        /// The shortest interval the peak rate is taken over, seconds.
+        var peakIntervalSeconds = 0.004
         /// Once settled, the aggregate is watched over windows at least this long (seconds)…
         var watchWindowSeconds = 0.5
         /// …and when it sinks under this fraction of its best, doubling is tried again…
@@ -105,6 +126,10 @@ struct ConnectionPolicy: Sendable {
     private var rampRestarts = 0
     /// The aggregate rate and count of the previous step, bytes per second.
     private var previous: (rate: Double, count: Int)?
+    /// The fastest the download has received between two observations (``AdaptiveGrowth/peakIntervalSeconds``
+    /// apart at least), bytes per second, and when; and the observation the next is measured from.
+    private var peak = (rate: 0.0, time: 0.0)
+    private var lastObservation: (time: Double, bytes: Int64)?
     /// See ``pathLosesPackets()``.
     private var lossSeen = false
 
@@ -140,6 +165,15 @@ struct ConnectionPolicy: Sendable {
     mutating func observe(now: Double, receivedBytes: Int64, streaming: Int, setupSeconds: Double,
                           typicalSetupSeconds: Double? = nil, workLeft: Bool) {
         guard case .adaptive(let growth) = mode, phase != .done else { return }
+        if let last = lastObservation {
+            if now - last.time >= growth.peakIntervalSeconds {
+                let rate = Double(receivedBytes - last.bytes) / (now - last.time)
+                if rate > peak.rate { peak = (rate, now) }
+                lastObservation = (now, receivedBytes)
+            }
+        } else {
+            lastObservation = (now, receivedBytes)
+        }
         guard workLeft else {
             phase = .done
             return
@@ -156,6 +190,14 @@ struct ConnectionPolicy: Sendable {
         var length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * basis)
         if case .watching = phase { length = max(length, growth.watchWindowSeconds) }
         let wanted = Int64(streaming) * growth.windowBytesPerConnection
+        if phase == .growing, now - started.start >= length, streaming * 8 >= target * 7,
+           peak.time <= started.start,
+           Double(receivedBytes - started.bytes) * growth.pacingFactor < peak.rate * (now - started.start) {
+            growUnjudged(rate: Double(receivedBytes - started.bytes) / (now - started.start), by: 4)
+            window = nil
+            windowMiddle = nil
+            return
+        }
         if windowMiddle == nil, now - started.start >= length / 2, receivedBytes - started.bytes >= wanted / 2 {
             windowMiddle = (now, receivedBytes)
         }
@@ -170,6 +212,10 @@ struct ConnectionPolicy: Sendable {
             if second > growth.rampingFactor * first, rampRestarts < growth.rampRestarts {
                 rampRestarts += 1
                 window = (now, receivedBytes)
+                return
+            }
+            if first > growth.burstFactor * second {
+                growUnjudged(rate: rate)
                 return
             }
         }
@@ -232,6 +278,17 @@ struct ConnectionPolicy: Sendable {
         // At the maximum too the step is measured once: one that bought nothing is given back,
         // a leap past what pays is cut back.
         phase = .growing
+    }
+
+    /// Doubles the count without judging the step just measured (``AdaptiveGrowth/burstFactor``):
+    /// ``previous`` stays the last step that was judged.
+    private mutating func growUnjudged(rate: Double, by factor: Int = 2) {
+        guard target < maximum else {
+            phase = .watching(best: rate)
+            return
+        }
+        rampRestarts = 0
+        target = min(maximum, target * factor)
     }
 
     /// The path was seen losing packets. A lossy link's first second, before losses set in,
