@@ -17,8 +17,9 @@ final class S3ConfigurationOnce: Sendable {
     /// - Parameters:
     ///   - given: the configuration the options give (``DownloadOptions/s3``), used as it is.
     ///   - load: how one is read when none is given (the tests pass their own).
-    init(given: S3Configuration?,
-         load: @escaping @Sendable () throws(DownloadError) -> S3Configuration = { () throws(DownloadError) in try S3Configuration.load() }) {
+    init(given: S3Configuration?, load: @escaping @Sendable () throws(DownloadError) -> S3Configuration = {
+        () throws(DownloadError) in try S3Configuration.load()
+    }) {
         self.given = given
         self.load = load
     }
