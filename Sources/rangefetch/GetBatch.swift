@@ -26,7 +26,7 @@ struct BatchOptionGroup: ParsableArguments {
 /// `rangefetch URL URL …`, `-i FILE`: many files, `-j` at once, sharing one connection budget.
 extension Get {
     /// Several URLs, a list file or a shard make a batch.
-    var isBatch: Bool { batch.inputFile != nil || urls.count > 1 || batch.shard != nil || urls.contains { (try? SourceAddress($0))?.isPrefix == true } }
+    var isBatch: Bool { batch.inputFile != nil || urls.count > 1 || batch.shard != nil || urls.contains { SourceAddress.s3Location($0)?.isPrefix == true } }
 
     func validateBatch() throws {
         if urls.isEmpty && batch.inputFile == nil { throw ValidationError("--shard needs a list: -i FILE or several URLs") }
@@ -61,11 +61,12 @@ extension Get {
 
     private func downloadBatch(reporter: BatchReporter) async throws(DownloadError) -> BatchSummary {
         var options = try makeOptions()
-        // One S3 configuration for the run: the prefixes' listings and every object's requests
-        // (an -i list's s3:// lines alone are covered by download(batch:)).
-        if options.s3 == nil, urls.contains(where: { (try? SourceAddress($0))?.isS3 == true }) { options.s3 = try S3Configuration.load() }
+        let (input, namesS3) = try loadInput()
+        // One S3 configuration for the run: the prefixes' listings and every object's requests,
+        // read before the batch starts when a command-line URL needs it (an -i list's s3:// lines
+        // alone are covered by download(batch:), which reads it at the first).
+        if options.s3 == nil, namesS3 { options.s3 = try S3Configuration.load() }
         let downloader = Downloader(options: options)
-        let input = try loadInput()
         reporter.begin(urls: input.listPath == nil && input.prefixes.isEmpty && input.shard == nil ? input.entries.map(\.url) : [])
         let batchOptions = self.batchOptions
         return try await Interrupts.cancelling { () async throws(DownloadError) -> BatchSummary in
@@ -92,8 +93,10 @@ extension Get {
 
     /// The batch's entries: URLs on the command line, then the objects of its prefixes, then the
     /// `-i` list; the library lists the prefixes a page at a time and streams the list, checking
-    /// each entry as it reaches it and keeping this shard's.
-    private func loadInput() throws(DownloadError) -> BatchInput {
+    /// each entry as it reaches it and keeping this shard's. `namesS3`: a command-line URL is an
+    /// `s3://` one. Each command-line URL is parsed here, once.
+    private func loadInput() throws(DownloadError) -> (input: BatchInput, namesS3: Bool) {
+        var namesS3 = false
         var entries: [BatchEntry] = []
         var prefixes: [String] = []
         for url in urls {
@@ -103,6 +106,7 @@ extension Get {
             }
             let address: SourceAddress
             do { address = try SourceAddress(url) } catch { throw DownloadError(usageMessage: error.message) }
+            namesS3 = namesS3 || address.isS3
             if address.isPrefix { prefixes.append(url) } else { entries.append(BatchEntry(url: url)) }
         }
         var input = BatchInput(entries: entries, prefixes: prefixes, listPath: batch.inputFile, shard: batch.shard?.selector)
@@ -113,6 +117,6 @@ extension Get {
             }
             input.checksumList = sums
         }
-        return input
+        return (input, namesS3)
     }
 }

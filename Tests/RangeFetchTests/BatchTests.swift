@@ -27,6 +27,28 @@ final class BatchTests {
         return try Checksums.sha256sum(downloaded) == Checksums.sha256sum(source)
     }
 
+    /// The S3 configuration is read once per batch, and only for its `s3://` URLs: without
+    /// credentials, an `s3://` URL on the command line stops the batch before any file (a usage
+    /// error saying what is missing), while in a list it fails alone and the http lines are fetched.
+    @Test func s3CredentialsAreReadOncePerBatchAndOnlyForS3URLs() throws {
+        let file = try www.randomFile("plain.bin", size: 100_000)
+        let home = try TemporaryDirectory("rf-home")
+        let environment = ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "", "AWS_ENDPOINT_URL": "",
+                           "HOME": home.path]
+        let given = try runCLI(["--no-config", "-d", out.path, nginx.baseURL + "/plain.bin", "s3://bucket/k.bin"],
+                               environment: environment, timeoutSeconds: 30)
+        #expect(given.status == 2, "\(given.stderr)")
+        #expect(given.stderr.contains("s3:// URLs need credentials"), "\(given.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.file("plain.bin")))
+        let list = out.file("list.txt")
+        try "\(nginx.baseURL)/plain.bin\ns3://bucket/a.bin\ns3://bucket/b.bin\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let listed = try runCLI(["--no-config", "-i", list, "-d", out.path, "-j", "1"], environment: environment, timeoutSeconds: 30)
+        #expect(listed.status != 0, "\(listed.stderr)")
+        #expect(try Checksums.sha256sum(out.file("plain.bin")) == Checksums.sha256sum(file))
+        // Both s3:// lines fail with the one reading's error.
+        #expect(listed.stderr.components(separatedBy: "s3:// URLs need credentials").count - 1 == 2, "\(listed.stderr)")
+    }
+
     @Test func mixedListSavesEveryGoodFileExactlyAndNamesTheBadOnes() throws {
         let fault = try FaultServer()
         defer { fault.stop() }

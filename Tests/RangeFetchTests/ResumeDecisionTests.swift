@@ -51,6 +51,40 @@ struct ResumeDecisionTests {
             == .resume(record.segments, uncheckedMirrorBytes: [:]))
     }
 
+    /// A presigned link given again with a fresh signature resumes the partial download; the
+    /// journal keeps the link without its signature (``JournalIdentity``).
+    @Test func aLinkSignedAgainResumesItsJournal() {
+        let signed = "https://b.s3.test/data.bin?X-Amz-Date=20261127T100000Z&X-Amz-Expires=60&X-Amz-Signature=aaaa"
+        let resigned = "https://b.s3.test/data.bin?X-Amz-Date=20261127T120000Z&X-Amz-Expires=3600&X-Amz-Signature=bbbb"
+        let record = Self.record(of: Self.remote(url: signed))
+        #expect(record.url == "https://b.s3.test/data.bin" && record.urlDigest == nil)
+        #expect(ResumeDecision.partialFile(Self.partial(journal: .record(record), remote: Self.remote(url: resigned)))
+            == .resume(record.segments, uncheckedMirrorBytes: [:]))
+    }
+
+    /// A journal written before identities left signatures out names the URL redacted whole: the
+    /// same URL still resumes it.
+    @Test func aJournalOfTheRedactedWholeURLStillResumes() {
+        let signed = "https://b.s3.test/data.bin?X-Amz-Date=20261127T100000Z&X-Amz-Signature=aaaa"
+        var record = Self.record(of: Self.remote(url: signed))
+        record.url = Redaction.url(signed)
+        record.finalURL = record.url
+        #expect(ResumeDecision.partialFile(Self.partial(journal: .record(record), remote: Self.remote(url: signed)))
+            == .resume(record.segments, uncheckedMirrorBytes: [:]))
+    }
+
+    /// Two URLs that differ only in a redacted value are two downloads, told apart by the digest
+    /// the journal keeps instead of the value.
+    @Test func anotherSecretValueIsAnotherDownload() {
+        let record = Self.record(of: Self.remote(url: "https://h.test/get?code=AAAA"))
+        #expect(record.url == "https://h.test/get?code=REDACTED" && record.urlDigest != nil)
+        let other = Self.remote(url: "https://h.test/get?code=BBBB")
+        #expect(ResumeDecision.partialFile(Self.partial(journal: .record(record), remote: other))
+            == .startOver(Self.freshPlan, reason: "\(Self.path) belongs to a download of https://h.test/get?code=REDACTED, not https://h.test/get?code=BBBB"))
+        #expect(ResumeDecision.partialFile(Self.partial(journal: .record(record), remote: Self.remote(url: "https://h.test/get?code=AAAA")))
+            == .resume(record.segments, uncheckedMirrorBytes: [:]))
+    }
+
     @Test(arguments: [
         ("another URL's journal", Self.partial(journal: .record(Self.record(of: Self.remote(url: "https://other.test/x.bin")))),
          "\(path) belongs to a download of https://other.test/x.bin, not \(url)"),

@@ -47,6 +47,30 @@ final class ResumeTests: SlowNginxSuite {
         try finishAndCheck(kills: 1)
     }
 
+    /// A presigned link given again with a fresh signature (another date and signature; nginx
+    /// ignores the query) resumes where the killed run stopped: the journal names the link
+    /// without its signature's parameters (``JournalIdentity``) and holds none of them.
+    @Test func aLinkSignedAgainResumesWhereTheKilledRunStopped() throws {
+        func signed(_ date: String, _ signature: String) -> [String] {
+            ["\(url)?X-Amz-Date=\(date)&X-Amz-Expires=600&X-Amz-Signature=\(signature)", "-o", target,
+             "-n", "\(Self.connections)", "--min-segment", "16M"]
+        }
+        let run = try RunningCLI(signed("20261127T100000Z", "aaaa1111"))
+        #expect(run.waitUntilReceived(Self.size / 3), "never reached a third")
+        run.send(SIGKILL)
+        _ = try run.wait()
+        let journal = String(decoding: try Data(contentsOf: URL(fileURLWithPath: out.file("data.bin.part.rfjournal"))), as: UTF8.self)
+        #expect(journal.contains("\"url\":\"\(url.replacingOccurrences(of: "/", with: "\\/"))\""), "\(journal.prefix(300))")
+        #expect(!journal.contains("X-Amz") && !journal.contains("aaaa1111"))
+        let result = try runCLI(["--json"] + signed("20261127T110000Z", "bbbb2222"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stdout.contains("\"resumed_bytes\":0,"), "\(result.stdout.prefix(400))")
+        #expect(!result.stderr.contains("belongs to a download of"), "\(result.stderr)")
+        #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+        usleep(200_000) // let nginx finish logging aborted requests
+        #expect(bytesServed() <= Int64(Double(Self.size) * 1.05) + allowancePerKill, "served \(bytesServed())")
+    }
+
     @Test func survivesTwoKillsInARow() throws {
         try killAt(fraction: 0.3)
         try killAt(fraction: 0.6)

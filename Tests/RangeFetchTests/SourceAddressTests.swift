@@ -64,6 +64,13 @@ struct SourceAddressTests {
         }
     }
 
+    /// The S3 location of a text, told without parsing the rest (a name for every line of a
+    /// list): the same as the address's, and `nil` where the address is no S3 one.
+    @Test(arguments: cases)
+    func theS3LocationAloneAgreesWithTheAddress(_ example: Case) {
+        #expect(SourceAddress.s3Location(example.text) == (try? SourceAddress(example.text))?.s3)
+    }
+
     @Test func userinfoIsSplitAndDecoded() throws {
         let parts = try #require(try SourceAddress("https://user:p%40ss@example.com/f").http)
         #expect(parts.user == "user")

@@ -41,10 +41,12 @@ final class BatchFeed: Sendable {
     /// `cancellation` is set, a wait for the list's next bytes or a listing page ends and the feed
     /// hands out nothing more.
     convenience init(_ input: BatchInput, defaultDirectory: String, options: DownloadOptions = DownloadOptions(),
-                     cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
+                     s3: S3ConfigurationOnce? = nil, cancellation: CancellationFlag = CancellationFlag()) throws(DownloadError) {
+        let s3 = s3 ?? S3ConfigurationOnce(given: options.s3)
         var listers: [PrefixLister] = []
         for prefix in input.prefixes {
-            listers.append(try PrefixLister.s3(prefix, options: options, cancellation: cancellation, pageSize: input.listingPageSize))
+            let source = try ResolvedSource(prefix: prefix, request: options.request, s3: s3)
+            listers.append(try PrefixLister.s3(source, cancellation: cancellation, pageSize: input.listingPageSize))
         }
         try self.init(input, listers: listers, defaultDirectory: defaultDirectory, cancellation: cancellation)
     }

@@ -13,16 +13,17 @@ final class BatchRun: Sendable {
     private let claims = PathClaims()
     /// Files that ended, counted, and those under way, by index.
     private let results = Mutex<(ended: BatchTally, running: [Int: BatchFileResult])>((BatchTally(), [:]))
-    /// The S3 configuration for `s3://` entries when the options give none: read once, when the
-    /// first such entry comes.
-    private let s3 = Mutex<Result<S3Configuration, DownloadError>?>(nil)
+    /// The S3 configuration for `s3://` entries: the options', else read once for the batch, when
+    /// the first such entry (or prefix) needs it.
+    private let s3: S3ConfigurationOnce
     private let startedAt = MonotonicTime.now()
     /// Finished entries, skipped on a rerun and recorded as they finish; `nil`: none used.
     private let journal: BatchJournal?
 
     init(feed: BatchFeed, base: DownloadOptions, options: BatchOptions, journal: BatchJournal? = nil,
-         cancellation: CancellationFlag, emit: @escaping @Sendable (BatchEvent) -> Void) {
+         s3: S3ConfigurationOnce? = nil, cancellation: CancellationFlag, emit: @escaping @Sendable (BatchEvent) -> Void) {
         self.feed = feed
+        self.s3 = s3 ?? S3ConfigurationOnce(given: base.s3)
         self.journal = journal
         self.base = base
         self.options = options
@@ -90,12 +91,14 @@ final class BatchRun: Sendable {
         // The validators the download knew the file by, for the journal.
         let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
-            let (url, options) = try SourceResolver.prepare(url: entry.url, options: self.options(for: entry))
+            let entryOptions = try self.options(for: entry)
+            let source = try ResolvedSource(object: entry.url, request: entryOptions.request, s3: s3)
+            let options = entryOptions.bound(to: source)
             try Self.prepareDirectory(options.destination)
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)
-            return try DownloadSession(url: url, options: options, cancellation: cancellation, loop: loop.get(),
-                                       sharing: sharing, journalURL: (try? SourceAddress(entry.url))?.journalURL) { event in
+            return try DownloadSession(source: source, options: options, cancellation: cancellation, loop: loop.get(),
+                                       sharing: sharing) { event in
                 switch event {
                 case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }
                 case .progress(let report): progress.withLock { $0.received = report.receivedBytes }
@@ -197,7 +200,6 @@ final class BatchRun: Sendable {
     /// headers, and never more connections than one host may have.
     private func options(for entry: BatchEntry) throws(DownloadError) -> DownloadOptions {
         var options = base
-        if options.s3 == nil, (try? SourceAddress(entry.url))?.isS3 == true { options.s3 = try s3Configuration() }
         options.destination = entry.destination(defaultDirectory: self.options.directory)
         // A list's out= names, like a server's, are never followed through a link.
         options.followsLinkAtOutputPath = false
@@ -209,16 +211,6 @@ final class BatchRun: Sendable {
         options = Self.withinBudget(options, self.options)
         try options.validate()
         return options
-    }
-
-    /// The S3 configuration read for the batch (once, at the first `s3://` entry).
-    private func s3Configuration() throws(DownloadError) -> S3Configuration {
-        try s3.withLock { cached in
-            if let cached { return cached }
-            let loaded = Result { () throws(DownloadError) -> S3Configuration in try S3Configuration.load() }
-            cached = loaded
-            return loaded
-        }.get()
     }
 
     /// `options` with connection counts no larger than the batch's budget allows one file.

@@ -61,16 +61,19 @@ extension Downloader {
     ) async throws(DownloadError) -> BatchSummary {
         try options.validate()
         try batch.validate()
-        var options = self.options
-        // One configuration for the prefixes' listings and their objects' requests.
-        if !input.prefixes.isEmpty, options.s3 == nil { options.s3 = try S3Configuration.load() }
+        let options = self.options
+        // One configuration for the prefixes' listings and every s3:// entry's requests, read
+        // once (for prefixes, before the batch starts: their listers are made with the feed).
+        let s3 = S3ConfigurationOnce(given: options.s3)
+        if !input.prefixes.isEmpty { _ = try s3.configuration() }
         let cancellation = CancellationFlag()
-        let feed = try BatchFeed(input, defaultDirectory: batch.directory, options: options, cancellation: cancellation)
+        let feed = try BatchFeed(input, defaultDirectory: batch.directory, options: options, s3: s3, cancellation: cancellation)
         let opened = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> BatchJournal.Opened in
             try BatchJournal.open(directory: batch.directory, loading: !batch.recheck, cancellation: cancellation)
         }
         let journal: BatchJournal? = if case .journal(let journal) = opened { journal } else { nil }
-        let run = BatchRun(feed: feed, base: options, options: batch, journal: journal, cancellation: cancellation, emit: events)
+        let run = BatchRun(feed: feed, base: options, options: batch, journal: journal, s3: s3, cancellation: cancellation,
+                           emit: events)
         events(.started(BatchStart(files: input.entries.count, jobs: run.workerCount, maximumConnections: batch.maximumConnections,
                                    maximumConnectionsPerHost: batch.maximumConnectionsPerHost,
                                    listStreamed: feed.streams)))

@@ -46,10 +46,11 @@ final class DownloadSession {
     /// - Parameters:
     ///   - loop: the libcurl handle to run on (a batch worker reuses one, with its open
     ///     connections, for file after file).
-    ///   - journalURL: the URL the journal names when it is not the one requested: an `s3://`
-    ///     URL, whose HTTP(S) form is what goes on the wire.
-    init(url: String, options: DownloadOptions, cancellation: CancellationFlag, loop: CurlLoop,
-         sharing: BatchSharing? = nil, journalURL: String? = nil, emit: @escaping @Sendable (DownloadEvent) -> Void) {
+    ///   - source: the user's URL resolved (``ResolvedSource``); `options` are bound to it
+    ///     (``DownloadOptions/bound(to:)``).
+    init(source resolved: ResolvedSource, options: DownloadOptions, cancellation: CancellationFlag, loop: CurlLoop,
+         sharing: BatchSharing? = nil, emit: @escaping @Sendable (DownloadEvent) -> Void) {
+        let url = resolved.requestURL
         self.url = url
         self.options = options
         self.cancellation = cancellation
@@ -57,12 +58,12 @@ final class DownloadSession {
         self.loop = loop
         // Warnings name URLs only redacted (``DownloadWarning/message``).
         self.emit = emit
-        source = SourceResolver(url: url, options: options, cancellation: cancellation, loop: loop, sharing: sharing, emit: emit)
+        source = SourceResolver(source: resolved, options: options, cancellation: cancellation, loop: loop, sharing: sharing, emit: emit)
         mirrors = MirrorAgreement(url: url, options: options, cancellation: cancellation, loop: loop, emit: emit)
         let engines = EngineBuilder(options: options, cancellation: cancellation, loop: loop, sharing: sharing,
                                     mirrors: mirrors, emit: emit)
         files = FileDownload(url: url, options: options, cancellation: cancellation, engines: engines, mirrors: mirrors,
-                             journalURL: journalURL, startedAt: startedAt, emit: emit)
+                             journalURL: resolved.journalURL, startedAt: startedAt, emit: emit)
         streams = StreamDownload(options: options, cancellation: cancellation, loop: loop, engines: engines,
                                  startedAt: startedAt, emit: emit)
     }

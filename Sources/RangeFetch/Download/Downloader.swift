@@ -28,16 +28,14 @@ public struct Downloader: Sendable {
         _ url: String, events: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> DownloadSummary {
         try options.validate()
-        let journalURL = try SourceAddress(url).journalURL
-        let (url, options) = try SourceResolver.prepare(url: url, options: options)
-        // An s3:// object's endpoint URL comes from the configuration: checked as any URL.
-        _ = try SourceAddress.http(url)
+        let source = try ResolvedSource(object: url, request: options.request, s3: S3ConfigurationOnce(given: options.s3))
+        let options = options.bound(to: source)
         try OutputPaths.prepareDestination(options.destination,
                                            followsLink: OutputPaths.followsLink(options.destination, options: options))
         let cancellation = CancellationFlag()
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in
-            try DownloadSession(url: url, options: options, cancellation: cancellation, loop: CurlLoop(), journalURL: journalURL,
-                            emit: events).run()
+            try DownloadSession(source: source, options: options, cancellation: cancellation, loop: CurlLoop(),
+                                emit: events).run()
         }
     }
 
@@ -87,7 +85,8 @@ extension Downloader {
         let options = self.options
         let cancellation = CancellationFlag()
         return try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> [BatchEntry] in
-            let lister = try PrefixLister.s3(prefixURL, options: options, cancellation: cancellation)
+            let prefix = try ResolvedSource(prefix: prefixURL, request: options.request, s3: S3ConfigurationOnce(given: options.s3))
+            let lister = try PrefixLister.s3(prefix, cancellation: cancellation)
             var entries: [BatchEntry] = []
             while let entry = try lister.next() { entries.append(entry) }
             return entries

@@ -13,9 +13,9 @@ struct FileDownload {
     let engines: EngineBuilder
     /// The mirrors' spot checks after each run.
     let mirrors: MirrorAgreement
-    /// The URL the journal names when it is not the one requested: an `s3://` URL, whose
-    /// HTTP(S) form is what goes on the wire.
-    let journalURL: String?
+    /// The URL the journal names the download by (``ResolvedSource/journalURL``): the user's,
+    /// also where its HTTP(S) form (an `s3://` URL's endpoint) is what goes on the wire.
+    let journalURL: String
     /// When the session started, for the summary's elapsed time.
     let startedAt: Double
     let emit: @Sendable (DownloadEvent) -> Void
@@ -193,7 +193,7 @@ struct FileDownload {
     /// `remote` as the journal names it (``journalURL``).
     func identity(of remote: RemoteFile) -> RemoteFile {
         var named = remote
-        if let journalURL { named.url = journalURL }
+        named.url = journalURL
         return named
     }
 

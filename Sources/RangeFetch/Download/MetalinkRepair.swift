@@ -161,8 +161,9 @@ struct MetalinkRepair {
         sourceOptions.minimumSplitBytes = 1 << 50
         let rangeCount = SegmentState.reopening(size: size, extents: bad.map { pieces.range($0, size: size) }).count
         sourceOptions.connections = .fixed(max(1, min(rangeCount, 16)))
-        let prepared = try SourceResolver.prepare(url: url, options: sourceOptions)
-        let resolver = SourceResolver(url: prepared.url, options: prepared.options, cancellation: cancellation, loop: loop,
+        let source = try ResolvedSource(object: url, request: sourceOptions.request, s3: S3ConfigurationOnce(given: sourceOptions.s3))
+        let bound = sourceOptions.bound(to: source)
+        let resolver = SourceResolver(source: source, options: bound, cancellation: cancellation, loop: loop,
                                       sharing: nil, emit: emit)
         var remote = try resolver.probe()
         remote.duplicates = []
@@ -184,8 +185,8 @@ struct MetalinkRepair {
         defer { spool.close() }
         let ranges = bad.map { pieces.range($0, size: size) }
         let segments = SegmentState.reopening(size: size, extents: ranges)
-        let mirrors = MirrorAgreement(url: prepared.url, options: prepared.options, cancellation: cancellation, loop: loop, emit: emit)
-        let engines = EngineBuilder(options: prepared.options, cancellation: cancellation, loop: loop, sharing: nil,
+        let mirrors = MirrorAgreement(url: source.requestURL, options: bound, cancellation: cancellation, loop: loop, emit: emit)
+        let engines = EngineBuilder(options: bound, cancellation: cancellation, loop: loop, sharing: nil,
                                     mirrors: mirrors, emit: emit)
         let engine = engines.makeEngine(remote: remote, size: size, segments: segments, mode: .ranged, file: spool,
                                         checkpointer: nil, follow: { _ in })

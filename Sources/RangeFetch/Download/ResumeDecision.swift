@@ -107,7 +107,7 @@ enum ResumeDecision {
             switch journal {
             case .record(let record) where record.matches(identity) && partial.bytes == size:
                 return .resume(record.segments, uncheckedMirrorBytes: record.uncheckedMirrorBytes ?? [:])
-            case .record(let record) where record.url != Redaction.url(identity.url):
+            case .record(let record) where !record.names(identity):
                 reason = "\(partial.path) belongs to a download of \(record.url), not \(partial.remote.url)"
             case .record(let record) where !record.matches(identity) && partial.restarting:
                 break

@@ -2,11 +2,12 @@
 import Glibc
 #endif
 
-/// Where a download's bytes come from: the URL to request for the user's (an `s3://` URL
-/// becomes its endpoint's, signed) and what the server says about the file there, probed with
-/// retries.
+/// What the server says about the file at a resolved source's URL (``ResolvedSource``), probed
+/// with retries.
 struct SourceResolver {
     private let url: String
+    /// The run's S3 configuration, for an `s3://` object.
+    private let s3: S3Configuration?
     private let options: DownloadOptions
     private let cancellation: CancellationFlag
     private let loop: CurlLoop
@@ -14,43 +15,18 @@ struct SourceResolver {
     private let emit: @Sendable (DownloadEvent) -> Void
 
     /// - Parameters:
-    ///   - url: the URL to request, as ``prepare(url:options:)`` returned it, with its options.
+    ///   - source: the user's URL resolved, and `options` bound to it (``DownloadOptions/bound(to:)``).
     ///   - sharing: a batch's budget, which the probe's connection waits for.
     ///   - emit: where retry notices go.
-    init(url: String, options: DownloadOptions, cancellation: CancellationFlag, loop: CurlLoop,
+    init(source: ResolvedSource, options: DownloadOptions, cancellation: CancellationFlag, loop: CurlLoop,
          sharing: DownloadSession.BatchSharing?, emit: @escaping @Sendable (DownloadEvent) -> Void) {
-        self.url = url
+        url = source.requestURL
+        s3 = source.s3
         self.options = options
         self.cancellation = cancellation
         self.loop = loop
         self.sharing = sharing
         self.emit = emit
-    }
-
-    /// The URL to request and the options for `url`: an `s3://BUCKET/KEY` becomes its object's
-    /// HTTP(S) URL, with every request signed (``S3Configuration``) and asking for the object's
-    /// checksums (``S3Checksum``); others are unchanged.
-    /// The options' secrets are bound to the origin of the URL to request (see ``CredentialScope``).
-    static func prepare(url: String, options: DownloadOptions) throws(DownloadError) -> (url: String, options: DownloadOptions) {
-        guard let location = try SourceAddress(url).s3 else {
-            var options = options
-            // A batch's S3 configuration is for its s3:// files: another URL's refusals are not S3's.
-            options.s3 = nil
-            try options.request.bindSecrets(to: url)
-            return (url, options)
-        }
-        guard !location.isPrefix else {
-            throw DownloadError(.invalidURL, "\(url) names a prefix, not an object", url: url, remedy: .fetchPrefixAsBatch)
-        }
-        var options = options
-        let configuration: S3Configuration
-        if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
-        options.s3 = configuration
-        options.request.s3Signer = configuration.signer
-        options.request.s3ChecksumMode = true
-        let endpointURL = configuration.url(bucket: location.bucket, key: location.key)
-        try options.request.bindSecrets(to: endpointURL)
-        return (endpointURL, options)
     }
 
     /// Probes, retrying transient failures (5xx, 408, 429, resets) with the retry policy.
@@ -73,8 +49,8 @@ struct SourceResolver {
                 }
                 do {
                     let remote = try prober.probe(url)
-                    return options.s3 == nil ? remote : withPartSizes(remote, prober: prober)
-                } catch where options.s3 != nil && error.httpStatus.map({ $0 >= 400 }) == true {
+                    return s3 == nil ? remote : withPartSizes(remote, prober: prober)
+                } catch where s3 != nil && error.httpStatus.map({ $0 >= 400 }) == true {
                     throw s3Failure(error)
                 }
             } catch where error.isTransient && retries + 1 < options.retry.maximumTries {
@@ -119,10 +95,23 @@ struct SourceResolver {
 
     /// An S3 refusal with S3's own error code and message, read from a GET's body (a HEAD has none).
     private func s3Failure(_ error: DownloadError) -> DownloadError {
-        guard let configuration = options.s3,
+        guard let configuration = s3,
               let answer = try? S3Client(configuration: configuration, request: options.request, cancellation: cancellation,
                                          loop: loop).get(url),
               let detail = S3Client.errorDetail(answer.body) else { return error }
         return error.with(message: "\(error.message); S3 said \(detail)")
+    }
+}
+
+extension DownloadOptions {
+    /// These options for requests of `source`: its request options (secrets bound to the origin
+    /// of its ``ResolvedSource/requestURL``, S3 signing) and its S3 configuration (`nil` for an
+    /// HTTP(S) URL: a batch's configuration is for its `s3://` files, and another URL's refusals
+    /// are not S3's).
+    func bound(to source: ResolvedSource) -> DownloadOptions {
+        var options = self
+        options.request = source.request
+        options.s3 = source.s3
+        return options
     }
 }

@@ -7,9 +7,13 @@ struct JournalRecord: Sendable, Equatable, Codable {
     static let readableVersions = 1...2
 
     var version: Int = JournalRecord.currentVersion
-    /// The URL the user asked for (the identity of the download), redacted: no password or
-    /// signature reaches the disk (``Redaction``).
+    /// The URL the user asked for (the identity of the download), redacted and without a signed
+    /// URL's per-signature parameters (``JournalIdentity/url``): no password or signature reaches
+    /// the disk.
     var url: String
+    /// ``JournalIdentity/digest``: tells apart URLs that differ only in a redacted value. Absent
+    /// when the URL holds none (and in older journals, which are matched by ``url`` alone).
+    var urlDigest: String?
     /// Kept for the format's sake and always equal to ``url``: a resolved URL may carry a
     /// signature that expires (a resume re-resolves from ``url``) or a secret.
     var finalURL: String
@@ -69,7 +73,9 @@ struct JournalRecord: Sendable, Equatable, Codable {
     }
 
     init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
-        url = Redaction.url(remote.url)
+        let identity = JournalIdentity(remote.url)
+        url = identity.url
+        urlDigest = identity.digest
         finalURL = url
         self.size = size
         etag = remote.etag
@@ -86,6 +92,15 @@ struct JournalRecord: Sendable, Equatable, Codable {
 
     /// Whether `remote` is the same file, in the same version, this record describes.
     func matches(_ remote: RemoteFile) -> Bool {
-        Redaction.url(remote.url) == url && remote.size == size && remote.etag == etag && remote.lastModified == lastModified
+        names(remote) && remote.size == size && remote.etag == etag && remote.lastModified == lastModified
+    }
+
+    /// Whether this record is of a download of `remote`'s URL (``JournalIdentity``), whatever the
+    /// version of the file. A record written before identities left signatures out names the URL
+    /// by its redacted text, and is taken as such.
+    func names(_ remote: RemoteFile) -> Bool {
+        let identity = JournalIdentity(remote.url)
+        if identity.url == url { return urlDigest == nil || urlDigest == identity.digest }
+        return urlDigest == nil && Redaction.url(remote.url) == url
     }
 }

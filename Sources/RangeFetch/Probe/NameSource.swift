@@ -34,9 +34,7 @@ public enum NameSource: Sendable, Equatable {
     public static func nameFromURL(_ url: String) -> String {
         if let plain = PlainURL(url) { return name(plain) }
         // An s3:// object is requested at its endpoint's URL, which ends in the key's last segment.
-        // Parsed as an address only when it can be one (the check runs for every line of a list).
-        if url.utf8.prefix(5).map({ $0 | 0x20 }).elementsEqual("s3://".utf8.map { $0 | 0x20 }),
-           let location = (try? SourceAddress(url))?.s3, !location.isPrefix {
+        if let location = SourceAddress.s3Location(url), !location.isPrefix {
             let last = location.key.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init)
             return last.flatMap { FileName.usable($0, from: .userURL) } ?? FileName.fallback
         }

@@ -49,8 +49,7 @@ public struct SourceAddress: Sendable, Equatable {
     public init(_ text: String) throws(DownloadError) {
         self.text = text
         if Self.hasS3Scheme(text) {
-            let location = S3Location(bucketAndKey: text.dropFirst(Self.s3Prefix.count))
-            guard !location.bucket.isEmpty else {
+            guard let location = Self.s3Location(text) else {
                 throw DownloadError(.invalidURL, "\(Redaction.url(text)): no bucket (expected s3://BUCKET/KEY)", url: text)
             }
             kind = .s3(location)
@@ -65,7 +64,7 @@ public struct SourceAddress: Sendable, Equatable {
         if hasS3Scheme(text) {
             throw DownloadError(.unsupportedScheme, "\(Redaction.url(text)): an s3:// URL cannot be used here (expected http:// or https://)", url: text)
         }
-        return SourceAddress(text: text, kind: .http(try httpParts(text, expected: "http:// or https://")))
+        return Self(text: text, kind: .http(try httpParts(text, expected: "http:// or https://")))
     }
 
     private init(text: String, kind: Kind) {
@@ -105,6 +104,15 @@ public struct SourceAddress: Sendable, Equatable {
         guard !text.contains("://") else { return false }
         let lowered = text.lowercased()
         return lowered.hasSuffix(".meta4") || lowered.hasSuffix(".metalink")
+    }
+
+    /// The S3 location `text` names when it is an `s3://` URL with a bucket (what ``s3`` of its
+    /// address would be), told without parsing anything else: a name is found for every line
+    /// of a list (``NameSource/nameFromURL(_:)``).
+    public static func s3Location(_ text: String) -> S3Location? {
+        guard hasS3Scheme(text) else { return nil }
+        let location = S3Location(bucketAndKey: text.dropFirst(s3Prefix.count))
+        return location.bucket.isEmpty ? nil : location
     }
 
     // MARK: Parsing

@@ -75,24 +75,19 @@ final class PrefixLister {
         pager = ListingPager(what: mapping.prefix.url)
     }
 
-    /// A lister of `prefixURL` signed and sent as `options` say: ``DownloadOptions/s3`` when given,
-    /// else the configuration ``S3Configuration/load(unsigned:)`` reads; its requests stop once
-    /// `cancellation` is set. `pageSize`: keys a page asks for (`nil`: the store's default).
-    /// - Throws: `.invalidURL` when `prefixURL` is not an `s3://BUCKET/PREFIX/` URL; a
-    ///   configuration's usage error.
-    static func s3(_ prefixURL: String, options: DownloadOptions, cancellation: CancellationFlag,
+    /// A lister of `prefix` (resolved as a prefix: ``ResolvedSource/init(prefix:request:s3:)``),
+    /// signed and sent as it says; its requests stop once `cancellation` is set. `pageSize`: keys a
+    /// page asks for (`nil`: the store's default).
+    /// - Throws: when no libcurl handle can be made; `invalidURL` for a source resolved as an object.
+    static func s3(_ prefix: ResolvedSource, cancellation: CancellationFlag,
                    pageSize: Int? = nil) throws(DownloadError) -> PrefixLister {
-        guard let location = (try? SourceAddress(prefixURL))?.s3, location.isPrefix else {
-            throw DownloadError(.invalidURL, "\(prefixURL): not an s3://BUCKET/PREFIX/ URL", url: prefixURL)
+        guard let location = prefix.address.s3, location.isPrefix, let configuration = prefix.s3 else {
+            throw DownloadError(.invalidURL, "\(prefix.text): not an s3://BUCKET/PREFIX/ URL", url: prefix.text)
         }
-        var request = options.request
-        let configuration: S3Configuration
-        if let given = options.s3 { configuration = given } else { configuration = try S3Configuration.load() }
-        request.s3Signer = configuration.signer
-        try request.bindSecrets(to: configuration.url(bucket: location.bucket, key: ""))
-        let client = S3Client(configuration: configuration, request: request, cancellation: cancellation, loop: try CurlLoop())
+        let client = S3Client(configuration: configuration, request: prefix.request, cancellation: cancellation,
+                              loop: try CurlLoop())
         return PrefixLister(source: S3PrefixPages(client: client, location: location, pageSize: pageSize),
-                            mapping: PrefixEntryMapping(prefix: location, prefixURL: prefixURL))
+                            mapping: PrefixEntryMapping(prefix: location, prefixURL: prefix.text))
     }
 
     /// A lister of the same prefix from its first page (to read its earlier entries again).
