@@ -46,7 +46,7 @@ final class TransferEngine: CurlLoopClient {
         self.loop = loop
         self.cancellation = cancellation
         self.report = report
-        sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, report: report)
+        sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, feed: configuration.mirrorFeed, report: report)
         book = SegmentBook(states: configuration.segments, laterPieces: configuration.laterPieces, grid: configuration.blockGrid)
         pool = configuration.writeBuffers
         writer = WriteQueue(file: file, pool: pool, wake: { [loop] in loop.wakeup() })
@@ -188,7 +188,7 @@ final class TransferEngine: CurlLoopClient {
 
     private func decide(now: Double) throws(DownloadError) {
         sources.reportPushback(connections: scheduler.targetConnections)
-        for transfer in active.values { sources.learn(from: transfer) }
+        sources.refresh(running: active.values)
         carryOut(sources.dropSlow(running: active.values, now: MonotonicTime.now()))
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
