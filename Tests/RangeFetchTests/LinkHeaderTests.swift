@@ -42,6 +42,9 @@ struct LinkHeaderTests {
     @Test func aFloodOfDuplicatesIsCut() {
         let value = (0..<100).map { "<http://h\($0)/f>; rel=duplicate" }.joined(separator: ", ")
         #expect(LinkHeader.duplicates(value, of: "http://main/f").count == LinkHeader.maximumDuplicates)
+        // The next ones are backups (each checked only in place of a dropped mirror); the rest are dropped.
+        #expect(LinkHeader.backupDuplicates(value, of: "http://main/f") == (8..<16).map { "http://h\($0)/f" })
+        #expect(LinkHeader.backupDuplicates("<http://a/f>; rel=duplicate", of: "http://main/f").isEmpty)
     }
 }
 

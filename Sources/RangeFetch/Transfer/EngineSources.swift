@@ -28,18 +28,20 @@ final class EngineSources {
 
     /// Before a decision round: mirrors agreed since the last one join (their requests start
     /// from this round), the mirror checks' warnings are said, and the sources learn from the
-    /// `running` requests (``learn(from:)``).
-    func refresh(running: some Sequence<SegmentTransfer>) {
-        takeAgreedMirrors()
+    /// `running` requests (``learn(from:)``). Returns how many sources joined.
+    func refresh(running: some Sequence<SegmentTransfer>) -> Int {
+        let joined = takeAgreedMirrors()
         for transfer in running { learn(from: transfer) }
+        return joined
     }
 
-    private func takeAgreedMirrors() {
-        guard let feed else { return }
+    @discardableResult
+    private func takeAgreedMirrors() -> Int {
+        guard let feed else { return 0 }
         for warning in feed.takeWarnings() { report(.warning(warning)) }
         let (fresh, seen) = feed.mirrors(after: fed)
         fed = seen
-        for remote in fresh { sourceSet.add(mirror: remote) }
+        return fresh.filter { sourceSet.add(mirror: $0) != nil }.count
     }
 
     subscript(id: SourceID) -> SourceSet.Entry { sourceSet[id] }

@@ -188,7 +188,7 @@ final class TransferEngine: CurlLoopClient {
 
     private func decide(now: Double) throws(DownloadError) {
         sources.reportPushback(connections: scheduler.targetConnections)
-        sources.refresh(running: active.values)
+        book.cutForJoining(sources.refresh(running: active.values), minimumBytes: configuration.minimumSplitBytes, proving: provingSources)
         carryOut(sources.dropSlow(running: active.values, now: MonotonicTime.now()))
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
