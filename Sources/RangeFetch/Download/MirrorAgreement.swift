@@ -88,19 +88,33 @@ final class MirrorAgreement {
             if !options.mirrors.isEmpty { emit(.warning(.mirrorsUnusedWithoutRanges(url: Redaction.url(url)))) }
             return
         }
+        // The main URL's own blocks, to compare the mirrors with: a few small requests on the
+        // probe's connection, before the transfer (run beside it, they would take a connection
+        // more than --max-connections-per-host allows).
+        let samples = Self.sampleRanges(size: size)
+        let fetcher = SmallGet(request: options.request, cancellation: cancellation, loop: loop)
+        var references: [[UInt8]] = []
+        for range in samples {
+            guard let answer = try? fetcher.fetch(Source(remote: primary).requestURL, range: range),
+                  Self.isExactSample(answer, of: range, from: primary), answer.body.count == Int(range.count) else {
+                if !cancellation.isCancelled { emit(.warning(Self.referenceFailure(url: url))) }
+                return
+            }
+            references.append(answer.body)
+        }
         // A mirror is an extra, not the download: a silent one may hold its check up only briefly
         // (16 silent rel=duplicate mirrors once stalled a 3 MB download for 480 s, 30 s each).
         var quick = options.request
         quick.connectTimeoutSeconds = min(quick.connectTimeoutSeconds, Self.mirrorRequestSeconds)
         quick.stallTimeoutSeconds = min(quick.stallTimeoutSeconds, Self.mirrorRequestSeconds)
-        let setup = MirrorChecks.Setup(primary: primary, mainURL: url, size: size, samples: Self.sampleRanges(size: size),
-                                       reference: options.request, mirror: quick,
+        let setup = MirrorChecks.Setup(primary: primary, mainURL: url, size: size, samples: samples,
+                                       references: references, mirror: quick,
                                        provesMirrors: DownloadOptions.provesMirrors(options.expectedDigests(for: primary)))
         let stop = CancellationFlag()
         let (feed, share) = (self.feed, loop.share)
         let thread = BesideThread {
             guard let loop = try? CurlLoop(share: share) else {
-                feed.warn(.mirrorsUnusedWithoutReference(url: Redaction.url(setup.mainURL)))
+                feed.warn(.mirrorLeftOut(url: Redaction.url(candidates.first.first ?? setup.mainURL), why: "no transfer loop could be made for the mirrors"))
                 return
             }
             feed.onDrop { [weak loop] in loop?.wakeup() }

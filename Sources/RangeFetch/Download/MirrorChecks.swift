@@ -2,14 +2,16 @@ import CCurl
 
 /// The checks that let a mirror serve ranges of a download, run as parallel requests on a loop
 /// of their own (on a thread beside the download's, started by ``MirrorAgreement``) while the
-/// main URL already downloads. Every candidate is checked at once:
+/// main URL already downloads. Every candidate is checked at once, each on one connection:
 ///
-/// 1. the main URL's sampled blocks (``MirrorAgreement/sampleRanges(size:)``) are fetched, the
-///    reference every mirror is compared with;
-/// 2. each mirror is asked for the last block first: its answer must be a 206 of that block of a
-///    file of the main URL's size (this is its probe: size, validators, where it redirects);
-/// 3. then for the other blocks, all at once; a mirror whose blocks all match the main URL's
-///    agrees, and goes to the ``MirrorFeed``, which the running engine takes it from.
+/// 1. it is asked for the last sampled block (``MirrorAgreement/sampleRanges(size:)``) first:
+///    the answer must be a 206 of that block of a file of the main URL's size (this is its
+///    probe: size, validators, where it redirects);
+/// 2. then for the other blocks, one after another (a mirror that allows one connection per
+///    client is not refused by its own check); a mirror whose blocks all match the main URL's
+///    (``Setup/references``) agrees, and goes to the ``MirrorFeed``, which the running engine
+///    takes it from. The check's connection is closed with its last block: the mirror's
+///    connection count at the server is the download's own.
 ///
 /// A check has ``MirrorAgreement/agreementSeconds`` to finish, each request
 /// ``MirrorAgreement/mirrorRequestSeconds`` to connect or go without a byte; a mirror left out
@@ -22,8 +24,9 @@ final class MirrorChecks: CurlLoopClient {
         var mainURL: String
         var size: Int64
         var samples: [ByteRange]
-        /// Options of the reference requests (the main URL's) and of the mirrors' (short limits).
-        var reference: RequestOptions
+        /// The main URL's bytes at each of ``samples``.
+        var references: [[UInt8]]
+        /// Options of the mirrors' requests (short limits).
         var mirror: RequestOptions
         /// A digest proves the mirrors' bytes (no notice that they are only spot-checked).
         var provesMirrors: Bool
@@ -38,8 +41,8 @@ final class MirrorChecks: CurlLoopClient {
     private struct Request {
         let easy: CurlEasy
         let sink: ResponseSink
-        /// The check it belongs to; `nil`: a reference block of the main URL.
-        let check: Int?
+        /// The check it belongs to.
+        let check: Int
         let sample: Int
     }
 
@@ -48,20 +51,19 @@ final class MirrorChecks: CurlLoopClient {
         let deadline: Double
         /// What its answer to the first block said about it.
         var remote: RemoteFile?
-        var answers: [[UInt8]?]
-        var requests: Set<Int> = []
+        /// Its request running now, by token.
+        var request: Int?
+        /// The blocks still to ask for, in order.
+        var next: [Int]
     }
 
     private var requests: [Int: Request] = [:]
     private var nextToken = 0
-    private var references: [[UInt8]?]
-    private let referenceDeadline: Double
     private var checks: [Int: Check] = [:]
     private var nextCheck = 0
     /// Mirrors not checked in time, named together once no check is running.
     private var late: [String] = []
     private var saidSpotChecksOnly = false
-    private var failed = false
 
     init(_ setup: Setup, candidates: MirrorCandidates, feed: MirrorFeed, loop: CurlLoop, stop: CancellationFlag) {
         self.setup = setup
@@ -69,15 +71,7 @@ final class MirrorChecks: CurlLoopClient {
         self.feed = feed
         self.loop = loop
         self.stop = stop
-        references = Array(repeating: nil, count: setup.samples.count)
         let now = MonotonicTime.now()
-        referenceDeadline = now + MirrorAgreement.agreementSeconds
-        for (index, range) in setup.samples.enumerated() {
-            guard request(Source(remote: setup.primary).requestURL, range: range, check: nil, sample: index) else {
-                give(up: MirrorAgreement.referenceFailure(url: setup.mainURL))
-                return
-            }
-        }
         for url in candidates.first { begin(url, now: now) }
     }
 
@@ -97,9 +91,6 @@ final class MirrorChecks: CurlLoopClient {
         for url in feed.takeDropped() {
             if let backup = candidates.replace(dropped: url) { begin(backup, now: now) }
         }
-        if references.contains(where: { $0 == nil }), now >= referenceDeadline {
-            give(up: MirrorAgreement.referenceFailure(url: setup.mainURL))
-        }
         for (id, check) in checks where now >= check.deadline {
             end(id)
             late.append(Redaction.url(check.url))
@@ -109,33 +100,37 @@ final class MirrorChecks: CurlLoopClient {
     func afterTransfers(finished: [CurlLoop.Finished], now: Double) throws(DownloadError) -> CurlLoop.Next {
         for end in finished {
             guard let request = requests.removeValue(forKey: end.token) else { continue }
-            if let id = request.check {
-                checks[id]?.requests.remove(end.token)
-                answered(id, request, result: end.result)
-            } else if let body = Self.exactBody(request, result: end.result, range: setup.samples[request.sample], from: setup.primary) {
-                references[request.sample] = body
-            } else {
-                give(up: MirrorAgreement.referenceFailure(url: setup.mainURL))
-            }
+            checks[request.check]?.request = nil
+            answered(request.check, request, result: end.result)
         }
-        for id in checks.keys.sorted() { judge(id) }
         if checks.isEmpty { sayLate() }
         // Nothing to check now and nothing to replace later: the thread ends.
-        if failed || (checks.isEmpty && (candidates.agreed.isEmpty || candidates.backups.isEmpty)) { return .done }
+        if checks.isEmpty && (candidates.agreed.isEmpty || candidates.backups.isEmpty) { return .done }
         return .wait(milliseconds: requests.isEmpty ? 1000 : 100)
     }
 
     // MARK: One mirror
 
     private func begin(_ url: String, now: Double) {
-        guard !failed else { return }
         if SourceAddress.downgradesToPlainHTTP(from: setup.mainURL, to: url) { feed.warn(.plainHTTPMirror(url: Redaction.url(url))) }
         let id = nextCheck
         nextCheck += 1
+        // The last block first, then the others in order.
         checks[id] = Check(url: url, deadline: now + MirrorAgreement.agreementSeconds,
-                           answers: Array(repeating: nil, count: setup.samples.count))
-        let last = setup.samples.count - 1
-        if !request(url, range: setup.samples[last], check: id, sample: last) { leaveOut(id, why: "its request could not be set up") }
+                           next: [setup.samples.count - 1] + Array(setup.samples.indices.dropLast()))
+        askNext(id)
+    }
+
+    /// Asks for the check's next block, or, with none left, lets the mirror in.
+    private func askNext(_ id: Int) {
+        guard var check = checks[id] else { return }
+        guard !check.next.isEmpty else { return agree(id) }
+        let sample = check.next.removeFirst()
+        checks[id] = check
+        let url = check.remote.map { Source(remote: $0).requestURL } ?? check.url
+        if !request(url, range: setup.samples[sample], check: id, sample: sample, last: check.next.isEmpty) {
+            leaveOut(id, why: "its request could not be set up")
+        }
     }
 
     /// One of the mirror's blocks came (or failed).
@@ -148,12 +143,7 @@ final class MirrorChecks: CurlLoopClient {
                 leaveOut(id, why: why.message)
             case .success(let remote):
                 checks[id]?.remote = remote
-                checks[id]?.answers[request.sample] = request.sink.body ?? []
-                for index in setup.samples.indices where index != request.sample {
-                    guard self.request(Source(remote: remote).requestURL, range: setup.samples[index], check: id, sample: index) else {
-                        return leaveOut(id, why: "its request could not be set up")
-                    }
-                }
+                askNext(id)
             }
             return
         }
@@ -163,7 +153,8 @@ final class MirrorChecks: CurlLoopClient {
             }
             return leaveOut(id, why: Self.otherBytes(range))
         }
-        checks[id]?.answers[request.sample] = body
+        guard body == setup.references[request.sample] else { return leaveOut(id, why: Self.otherBytes(range)) }
+        askNext(id)
     }
 
     /// What the answer to a mirror's first block says about it: its probe, or why it is left out.
@@ -181,18 +172,15 @@ final class MirrorChecks: CurlLoopClient {
         remote.size = size
         remote.acceptsRanges = true
         let range = setup.samples[request.sample]
-        guard Self.exactBody(request, result: result, range: range, from: remote) != nil else { return .failure(Reason(Self.otherBytes(range))) }
+        guard Self.exactBody(request, result: result, range: range, from: remote) == setup.references[request.sample] else {
+            return .failure(Reason(Self.otherBytes(range)))
+        }
         return .success(remote)
     }
 
-    /// A check with every block in, compared with the main URL's once those are in too.
-    private func judge(_ id: Int) {
-        guard let check = checks[id], let remote = check.remote, check.requests.isEmpty else { return }
-        let answers = check.answers.compactMap { $0 }, reference = references.compactMap { $0 }
-        guard answers.count == setup.samples.count, reference.count == setup.samples.count else { return }
-        if let differs = setup.samples.indices.first(where: { answers[$0] != reference[$0] }) {
-            return leaveOut(id, why: Self.otherBytes(setup.samples[differs]))
-        }
+    /// Every block of the check matched the main URL's: the mirror joins the download.
+    private func agree(_ id: Int) {
+        guard let check = checks[id], let remote = check.remote else { return }
         checks[id] = nil
         candidates.noteAgreed(check.url)
         if !setup.provesMirrors, !saidSpotChecksOnly {
@@ -208,22 +196,10 @@ final class MirrorChecks: CurlLoopClient {
         feed.warn(.mirrorLeftOut(url: Redaction.url(check.url), why: why))
     }
 
-    /// Ends a check's requests and the check.
+    /// Ends a check's request (libcurl closes its connection) and the check.
     private func end(_ id: Int) {
-        for token in checks[id]?.requests ?? [] {
-            if let request = requests.removeValue(forKey: token) { loop.remove(request.easy) }
-        }
+        if let token = checks[id]?.request, let request = requests.removeValue(forKey: token) { loop.remove(request.easy) }
         checks[id] = nil
-    }
-
-    /// The main URL's blocks cannot be had: no mirror can be compared with it.
-    private func give(up warning: DownloadWarning) {
-        guard !failed else { return }
-        failed = true
-        for request in requests.values { loop.remove(request.easy) }
-        requests = [:]
-        checks = [:]
-        feed.warn(warning)
     }
 
     private func sayLate() {
@@ -234,12 +210,13 @@ final class MirrorChecks: CurlLoopClient {
 
     // MARK: Requests
 
-    /// Starts a GET of `range` of `url`; `false` when libcurl would not take it.
-    private func request(_ url: String, range: ByteRange, check: Int?, sample: Int) -> Bool {
+    /// Starts a GET of `range` of `url`; `false` when libcurl would not take it. The `last`
+    /// request of a check closes its connection when done.
+    private func request(_ url: String, range: ByteRange, check: Int, sample: Int, last: Bool) -> Bool {
         guard let easy = try? CurlEasy() else { return false }
-        let options = check == nil ? setup.reference : setup.mirror
-        options.configure(easy, url: url, extraHeaders: ["Accept-Encoding: identity"])
+        setup.mirror.configure(easy, url: url, extraHeaders: ["Accept-Encoding: identity"])
         easy.set(CURLOPT_RANGE, range.httpRangeSpec)
+        if last { easy.set(CURLOPT_FORBID_REUSE, true) }
         // A mirror that ignores the range is stopped after the block's worth of body.
         let sink = ResponseSink(cancellation: stop, bodyLimit: Int(range.count))
         sink.attach(to: easy)
@@ -250,7 +227,7 @@ final class MirrorChecks: CurlLoopClient {
             return false
         }
         requests[nextToken] = Request(easy: easy, sink: sink, check: check, sample: sample)
-        if let check { checks[check]?.requests.insert(nextToken) }
+        checks[check]?.request = nextToken
         return true
     }
 

@@ -63,27 +63,29 @@ final class SegmentBook {
         return segment
     }
 
-    /// Makes work for `sources` that joined mid-run (mirrors agreed while the download runs):
-    /// while fewer segments wait than that, the running segment with the most bytes still to
-    /// come is cut in half (each half at least `minimumBytes`), its tail left waiting. The next
-    /// connection to free up takes it, and a source not measured yet is picked first, so a late
-    /// mirror gets a range without the connection count growing. A request whose
+    /// Work for `sources` that joined mid-run (mirrors agreed while the download runs): a
+    /// waiting segment each, made where none waits by cutting the running segment with the most
+    /// bytes still to come in half (each half at least `minimumBytes`). The engine starts them at
+    /// once, a source not measured yet being picked first, so a late mirror takes a range at once
+    /// (one connection more than the count, until a request ends). A request whose
     /// `Content-Digest` is still to be checked (or may be: its source sent some, `proving`) is
     /// never cut, as ``TransferEngine`` never splits one.
-    func cutForJoining(_ sources: Int, minimumBytes: Int64, proving: Set<SourceID>) {
+    func forJoining(_ sources: Int, minimumBytes: Int64, proving: Set<SourceID>) -> [EngineSegment] {
+        guard sources > 0 else { return [] }
         while waiting.count < sources {
             let running = segments.filter { segment in
                 guard let transfer = segment.transfer, transfer.unprovenFrom == nil else { return false }
                 return transfer.validated || !proving.contains(transfer.sourceID)
             }
             guard let largest = running.max(by: { $0.outstanding.count < $1.outstanding.count }),
-                  largest.outstanding.count / 2 >= max(minimumBytes, 1) else { return }
+                  largest.outstanding.count / 2 >= max(minimumBytes, 1) else { break }
             // Rounded down to the file's write alignment, as the scheduler's splits are.
             let half = largest.outstanding.lower + largest.outstanding.count / 2
             let cut = max(half / 4096 * 4096, largest.outstanding.lower + 1)
             add(ByteRange(cut, largest.state.range.upper))
             largest.state.range.upper = cut
         }
+        return Array(waiting.prefix(sources))
     }
 
     /// Adds the planned pieces that start below `limit`, keeping no more segments waiting for a

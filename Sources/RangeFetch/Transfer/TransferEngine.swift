@@ -75,9 +75,6 @@ final class TransferEngine: CurlLoopClient {
     /// The metalink pieces proven as they arrived (``EngineConfiguration/pieces``), all written.
     var provenPieces: [Int] { book.segments.flatMap(\.writtenProvenPieces) }
 
-    /// Connections the scheduler allows now.
-    var targetConnections: Int { scheduler.targetConnections }
-
     /// Runs until every segment is complete; throws on a fatal failure, an exhausted retry
     /// budget or cancellation. Either way all buffered bytes are written before it returns.
     func run() throws(DownloadError) {
@@ -188,7 +185,8 @@ final class TransferEngine: CurlLoopClient {
 
     private func decide(now: Double) throws(DownloadError) {
         sources.reportPushback(connections: scheduler.targetConnections)
-        book.cutForJoining(sources.refresh(running: active.values), minimumBytes: configuration.minimumSplitBytes, proving: provingSources)
+        let joined = sources.refresh(running: active.values)
+        for segment in book.forJoining(joined, minimumBytes: configuration.minimumSplitBytes, proving: provingSources) { _ = try start(segment, now: now) }
         carryOut(sources.dropSlow(running: active.values, now: MonotonicTime.now()))
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
