@@ -81,7 +81,8 @@ final class DuplicateLinkTests {
         defer { servers.forEach { $0.stop() } }
         let size: Int64 = 4 << 20
         let other = servers[1].dataURL(size: size, name: "e.bin", "version=7")
-        let main = servers[0].dataURL(size: size, name: "e.bin", Self.linkQuery(other))
+        // Not so fast that the file is done before the duplicate, checked beside it, is judged.
+        let main = servers[0].dataURL(size: size, name: "e.bin", "rate=2000000&" + Self.linkQuery(other))
         let result = try runCLI([main, "-o", out.file("e.bin"), "-n", "4"])
         #expect(result.status == 0, "\(result.stderr)")
         try servers[0].expectFile(out.file("e.bin"), size: size, sourceLocation: #_sourceLocation)

@@ -49,14 +49,14 @@ final class MirrorAgreementTests {
     @Test func aMetalinkWithManyLocationsMakesFewRequests() throws {
         let server = try FaultServer()
         defer { server.stop() }
-        let size: Int64 = 16 << 20
+        let size: Int64 = 24 << 20
         let urls = (0..<40).map { server.dataURL(size: size, name: "many.bin", "rate=3000000&m=\($0)") }
         let meta = out.file("many.meta4")
         // A whole-file digest proves the mirrors' bytes: no spot checks go to the main URL after the run.
         let whole = MetalinkDownloadTests.digests(of: try server.expectedBytes(size: size)).whole
         try MetalinkDownloadTests.metalink(name: "many.bin", size: size, sha256: whole, urls: urls)
             .write(toFile: meta, atomically: true, encoding: .utf8)
-        let result = try runCLI([meta, "-o", out.file("many.bin"), "-n", "8", "--min-segment", "1M"])
+        let result = try runCLI([meta, "-o", out.file("many.bin"), "-n", "4", "--min-segment", "1M"])
         #expect(result.status == 0, "\(result.stderr)")
         try server.expectFile(out.file("many.bin"), size: size, sourceLocation: #_sourceLocation)
         let log = try server.stats().log.filter { $0.path.hasSuffix("many.bin") }

@@ -63,16 +63,19 @@ final class SegmentBook {
         return segment
     }
 
-    /// Work for `sources` that joined mid-run (mirrors agreed while the download runs): a
-    /// waiting segment each, made where none waits by cutting the running segment with the most
-    /// bytes still to come in half (each half at least `minimumBytes`). The engine starts them at
-    /// once, a source not measured yet being picked first, so a late mirror takes a range at once
-    /// (one connection more than the count, until a request ends). A request whose
-    /// `Content-Digest` is still to be checked (or may be: its source sent some, `proving`) is
-    /// never cut, as ``TransferEngine`` never splits one.
-    func forJoining(_ sources: Int, minimumBytes: Int64, proving: Set<SourceID>) -> [EngineSegment] {
+    /// Work for `sources` that joined mid-run (mirrors agreed while the download runs): while
+    /// fewer than `share` segments wait, the running segment with the most bytes still to come
+    /// is cut in half (each half at least `minimumBytes`), its tail left waiting; a segment each
+    /// is returned for the engine to start at once. A source not measured yet is picked first,
+    /// so a late mirror takes a range at once (one connection more than the count until a
+    /// request ends), and the other tails as the connections cut short come free: its share of
+    /// the connections without the count growing. A request whose `Content-Digest` is still to
+    /// be checked (or may be: its source sent some, `proving`) is never cut, as
+    /// ``TransferEngine`` never splits one.
+    func forJoining(_ sources: Int, share: Int, minimumBytes: Int64, proving: Set<SourceID>, now: Double) -> [EngineSegment] {
         guard sources > 0 else { return [] }
-        while waiting.count < sources {
+        var startable: [EngineSegment] { waiting.filter { !$0.outstanding.isEmpty && $0.readyAt <= now } }
+        while startable.count < max(share, sources) {
             let running = segments.filter { segment in
                 guard let transfer = segment.transfer, transfer.unprovenFrom == nil else { return false }
                 return transfer.validated || !proving.contains(transfer.sourceID)
@@ -85,7 +88,7 @@ final class SegmentBook {
             add(ByteRange(cut, largest.state.range.upper))
             largest.state.range.upper = cut
         }
-        return Array(waiting.prefix(sources))
+        return Array(startable.prefix(sources))
     }
 
     /// Adds the planned pieces that start below `limit`, keeping no more segments waiting for a

@@ -185,8 +185,10 @@ final class TransferEngine: CurlLoopClient {
 
     private func decide(now: Double) throws(DownloadError) {
         sources.reportPushback(connections: scheduler.targetConnections)
-        let joined = sources.refresh(running: active.values)
-        for segment in book.forJoining(joined, minimumBytes: configuration.minimumSplitBytes, proving: provingSources) { _ = try start(segment, now: now) }
+        let joined = sources.refresh(running: active.values), share = max(1, scheduler.targetConnections / sources.sourceSet.ids.count)
+        for segment in book.forJoining(joined, share: joined * share, minimumBytes: configuration.minimumSplitBytes, proving: provingSources, now: now) {
+            _ = try start(segment, now: now)
+        }
         carryOut(sources.dropSlow(running: active.values, now: MonotonicTime.now()))
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
