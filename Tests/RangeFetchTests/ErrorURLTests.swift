@@ -71,7 +71,8 @@ final class ErrorURLTests {
     /// A mirror that cuts every real range (its 4 KiB samples pass): the download fails on the
     /// mirror's request, and the error names the mirror, not the main URL.
     @Test func mirrorFailureCarriesTheMirrorsURL() async {
-        let main = server.dataURL(size: Self.size, name: "m.bin")
+        // Not so fast that the file is done before the mirror, checked beside it, joins.
+        let main = server.dataURL(size: Self.size, name: "m.bin", "rate=2000000")
         let mirror = server.dataURL(size: Self.size, name: "m.bin", "cut=65536&\(Self.signature)")
         let error = await download(main) { options in
             options.mirrors = [mirror]

@@ -42,6 +42,9 @@ struct LinkHeaderTests {
     @Test func aFloodOfDuplicatesIsCut() {
         let value = (0..<100).map { "<http://h\($0)/f>; rel=duplicate" }.joined(separator: ", ")
         #expect(LinkHeader.duplicates(value, of: "http://main/f").count == LinkHeader.maximumDuplicates)
+        // The next ones are backups (each checked only in place of a dropped mirror); the rest are dropped.
+        #expect(LinkHeader.backupDuplicates(value, of: "http://main/f") == (8..<16).map { "http://h\($0)/f" })
+        #expect(LinkHeader.backupDuplicates("<http://a/f>; rel=duplicate", of: "http://main/f").isEmpty)
     }
 }
 
@@ -78,7 +81,8 @@ final class DuplicateLinkTests {
         defer { servers.forEach { $0.stop() } }
         let size: Int64 = 4 << 20
         let other = servers[1].dataURL(size: size, name: "e.bin", "version=7")
-        let main = servers[0].dataURL(size: size, name: "e.bin", Self.linkQuery(other))
+        // Not so fast that the file is done before the duplicate, checked beside it, is judged.
+        let main = servers[0].dataURL(size: size, name: "e.bin", "rate=2000000&" + Self.linkQuery(other))
         let result = try runCLI([main, "-o", out.file("e.bin"), "-n", "4"])
         #expect(result.status == 0, "\(result.stderr)")
         try servers[0].expectFile(out.file("e.bin"), size: size, sourceLocation: #_sourceLocation)

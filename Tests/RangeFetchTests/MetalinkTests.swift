@@ -42,14 +42,29 @@ struct MetalinkTests {
         #expect(metalink.ignored.contains { $0.contains("ftp://a.example/f") })
     }
 
-    /// A metalink listing 3,000 URLs: the best 8 by priority are used, the rest named as ignored
-    /// (3,365 requests to 673 hosts were made before, and no byte saved in 120 s).
+    /// A metalink listing 3,000 URLs: the best 8 by priority are used, the next 8 kept as
+    /// backups, the rest named as ignored (3,365 requests to 673 hosts were made before, and no
+    /// byte saved in 120 s).
     @Test func onlyTheBestFewURLsOfAHugeMetalinkAreUsed() throws {
         let urls = (0..<3000).map { "<url priority=\"\(3000 - $0)\">http://h\($0).example/f</url>" }.joined()
         let metalink = try Metalink.parse(Self.document(urls, name: "f.bin"), origin: "x")
         #expect(metalink.locations.count == Metalink.maximumLocations)
         #expect(metalink.locations.first?.url == "http://h2999.example/f")
-        #expect(metalink.ignored.contains { $0.contains("2992 more <url>s ignored") }, "\(metalink.ignored)")
+        #expect(metalink.backupLocations.map(\.url) == (0..<8).map { "http://h\(2991 - $0).example/f" })
+        #expect(metalink.ignored.contains { $0.contains("2984 more <url>s ignored") && $0.contains("next 8 kept as backups") },
+                "\(metalink.ignored)")
+        var options = DownloadOptions()
+        #expect(metalink.apply(to: &options) == "http://h2999.example/f")
+        #expect(options.mirrors.count == 7 && options.backupMirrors.count == 8)
+    }
+
+    /// Up to 16 URLs: the best 8 used, the others backups, nothing ignored.
+    @Test func urlsPastTheCapAreBackups() throws {
+        let urls = (0..<12).map { "<url>http://h\($0).example/f</url>" }.joined()
+        let metalink = try Metalink.parse(Self.document(urls, name: "f.bin"), origin: "x")
+        #expect(metalink.locations.map(\.url) == (0..<8).map { "http://h\($0).example/f" })
+        #expect(metalink.backupLocations.map(\.url) == (8..<12).map { "http://h\($0).example/f" })
+        #expect(metalink.ignored.isEmpty, "\(metalink.ignored)")
     }
 
     /// A hostile or odd name is cut to its last component, never a path out of the directory.

@@ -134,8 +134,9 @@ final class MirrorTests {
         let main = try FaultServer()
         let limited = try FaultServer()
         defer { main.stop(); limited.stop() }
-        let size: Int64 = 16 << 20
-        let mainURL = main.dataURL(size: size, "rate=4000000")
+        // Segments of 4 MiB: a mirror that joins once checked (beside the transfer) takes halves of them.
+        let size: Int64 = 32 << 20
+        let mainURL = main.dataURL(size: size, "rate=2000000")
         let mirrorURL = limited.dataURL(size: size, "maxconcurrent=1&limitstatus=429&retryafter=none")
         let result = try runCLI([mainURL, "--mirror", mirrorURL, "-o", out.file("r.bin"), "-n", "8", "--min-segment", "1M"])
         #expect(result.status == 0, "\(result.stderr)")

@@ -79,6 +79,22 @@ struct SourceSetTests {
         #expect(single.pick(maximumPerSource: 1, avoiding: Self.m) == Self.m)
     }
 
+    /// A mirror agreed mid-run joins after the others (a new id; ids already given keep their
+    /// meaning), is picked next as not measured yet, and a repeat of a URL joins nothing.
+    @Test func aMirrorAgreedMidRunJoinsAndIsPickedNext() {
+        var set = Self.set(mirrors: 1)
+        set.started(Self.m)
+        set.ended(Self.m, bytes: 4 << 20, firstByteAt: 10, now: 11)
+        set.started(Self.a)
+        set.ended(Self.a, bytes: 4 << 20, firstByteAt: 10, now: 11)
+        #expect(set.add(mirror: Self.remote(Self.mirrorB)) == Self.b)
+        #expect(set.add(mirror: Self.remote(Self.mirrorB)) == nil)
+        #expect(set.add(mirror: Self.remote(Self.main)) == nil)
+        #expect(set.ids == [Self.m, Self.a, Self.b])
+        #expect(set[Self.b].origin == "http://b.example:80")
+        #expect(set.pick(maximumPerSource: 4) == Self.b)
+    }
+
     @Test func aSingleSourceIsPickedUntilItIsFull() {
         var set = Self.set(mirrors: 0)
         set.started(Self.m)

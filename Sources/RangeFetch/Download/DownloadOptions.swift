@@ -119,6 +119,10 @@ public struct DownloadOptions: Sendable {
     /// measured speed; a source must first agree with the main URL (same size, the same bytes at
     /// sampled offsets), and one that disagrees, fails or is far slower is dropped with a warning.
     public var mirrors: [String] = []
+    /// More URLs of the same file, held back: one is checked (as ``mirrors`` are) only when an
+    /// agreed mirror is dropped, in place of it. A metalink's URLs past
+    /// ``Metalink/maximumLocations`` go here.
+    public var backupMirrors: [String] = []
     /// Connections to any one origin (scheme, host, port) at once: with mirrors on other hosts,
     /// a download may open this many to each. By default no limit beyond the connection count
     /// (a batch applies ``BatchOptions/maximumConnectionsPerHost``).

@@ -131,6 +131,7 @@ final class DownloadSession {
             return
         }
         remote.duplicates += metalink.locations.map(\.url).filter { $0 != url && !remote.duplicates.contains($0) }
+        remote.backupDuplicates += metalink.backupLocations.map(\.url).filter { $0 != url && !remote.backupDuplicates.contains($0) }
         for digest in metalink.digests where !remote.advertisedDigests.contains(where: { $0.algorithm == digest.algorithm }) {
             remote.advertisedDigests.append(AdvertisedDigest(algorithm: digest.algorithm, hex: digest.hex, header: "metalink (Link: rel=describedby)"))
         }

@@ -5,7 +5,8 @@ struct EngineBuilder {
     let cancellation: CancellationFlag
     let loop: CurlLoop
     let sharing: DownloadSession.BatchSharing?
-    /// Asked for the mirrors of every ranged run (it probes and samples them).
+    /// The download's mirrors: a ranged run takes them from its feed as they agree (the checks
+    /// run beside the download, started once by ``MirrorAgreement/begin(with:)``).
     let mirrors: MirrorAgreement
     let emit: @Sendable (DownloadEvent) -> Void
 
@@ -37,7 +38,7 @@ struct EngineBuilder {
         configuration.laterPieces = laterPieces
         if mode == .ranged { configuration.pieces = pieces }
         configuration.maximumConnectionsPerSource = options.maximumConnectionsPerHost
-        if mode == .ranged { configuration.mirrors = mirrors.agreeing(with: remote) }
+        if mode == .ranged { configuration.mirrorFeed = mirrors.feed }
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
         let emit = self.emit
         let resumed = mirrors.resumedUnchecked

@@ -61,6 +61,9 @@ struct FileDownload {
         // download: the hasher reads the bytes back, and from the page cache that is nearly free
         // (from the disk it cost 0.7 s per GiB here).
         if hasher == nil { file.enableDirectWrites() }
+        // Mirrors are checked beside the main URL's transfer, once for all of this download's runs.
+        if mode == .ranged { mirrors.begin(with: remote) }
+        defer { mirrors.finish() }
         var engine = engines.makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: file,
                                         checkpointer: checkpointer, pieces: pieces.digests,
                                         follow: { hasher?.advance(to: $0) })
@@ -126,6 +129,7 @@ struct FileDownload {
 
         // No checkpoint may land after this point: the journal is removed once the file is whole.
         checkpointer?.stop()
+        mirrors.finish()
         if let badPieces { throw badPieces }
         let lastByteAt = MonotonicTime.now()
         let finalSize = size ?? engine.segmentStates.writtenBytes

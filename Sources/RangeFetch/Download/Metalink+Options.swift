@@ -34,6 +34,7 @@ extension Metalink {
     /// there, and a link planted at that name is not followed; an output path given stays.
     public func apply(to options: inout DownloadOptions) -> String {
         options.mirrors += locations.dropFirst().map(\.url).filter { !options.mirrors.contains($0) }
+        options.backupMirrors += backupLocations.map(\.url).filter { !options.backupMirrors.contains($0) }
         for digest in digests where !options.checksums.contains(where: { $0.algorithm == digest.algorithm }) {
             options.checksums.append(digest)
         }

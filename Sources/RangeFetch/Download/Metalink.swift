@@ -41,9 +41,14 @@ public struct Metalink: Sendable, Equatable {
     public var pieces: Pieces?
     /// The usable URLs, most preferred first (by priority, then document order).
     public var locations: [Location]
-    /// The most URLs taken from one metalink (the best by priority; aria2c uses a handful too):
-    /// each is probed and sampled before it is used, so thousands would only be requests.
+    /// The URLs past ``maximumLocations`` (the next best, at most ``maximumBackupLocations``):
+    /// backups, each checked only when an agreed mirror is dropped.
+    public var backupLocations: [Location] = []
+    /// The most URLs used from one metalink (the best by priority; aria2c uses a handful too):
+    /// each is sampled before it is used, so thousands would only be requests.
     public static let maximumLocations = 8
+    /// The most URLs kept as backups past those.
+    public static let maximumBackupLocations = 8
     /// What was left out and why, one routine note each (a `file:` or `ftp:` URL, an unknown
     /// hash type).
     public var ignored: [String]
@@ -122,12 +127,18 @@ public struct Metalink: Sendable, Equatable {
         guard !locations.isEmpty else { throw failure("it lists no http:// or https:// <url> for \(name)") }
         // Stable: equal priorities keep the document's order.
         locations = locations.enumerated().sorted { ($0.element.priority, $0.offset) < ($1.element.priority, $1.offset) }.map(\.element)
+        var backups: [Location] = []
         if locations.count > maximumLocations {
             // 3,000 URLs once meant 3,365 requests to 673 hosts and no byte saved in 120 s.
-            ignored.append("\(locations.count - maximumLocations) more <url>s ignored: the first \(maximumLocations) by priority are used")
+            backups = Array(locations[maximumLocations...].prefix(maximumBackupLocations))
+            let more = locations.count - maximumLocations - backups.count
+            if more > 0 {
+                ignored.append("\(more) more <url>s ignored: the first \(maximumLocations) by priority are used, the next \(backups.count) kept as backups")
+            }
             locations.removeSubrange(maximumLocations...)
         }
-        return Metalink(name: name, size: size, digests: digests, pieces: pieces, locations: locations, ignored: ignored)
+        return Metalink(name: name, size: size, digests: digests, pieces: pieces, locations: locations,
+                        backupLocations: backups, ignored: ignored)
     }
 
     private static func pieces(_ element: XMLTree.Element?, size: Int64?, ignored: inout [String],

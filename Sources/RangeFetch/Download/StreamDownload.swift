@@ -78,6 +78,8 @@ struct StreamDownload {
         emit(.started(DownloadStart(path: target.name, totalBytes: size, resumedBytes: 0, segments: pieceCount,
                                     connections: ranged ? options.connectionLimit : 1, segmented: ranged,
                                     adaptive: ranged && options.connections == .automatic)))
+        if ranged { engines.mirrors.begin(with: remote) }
+        defer { engines.mirrors.finish() }
         let window: @Sendable () -> Int64 = { stream.startLimit }
         let engine = engines.makeEngine(remote: remote, size: size, segments: segments, mode: mode, file: spool, checkpointer: nil,
                                         startLimit: ranged ? window : nil, laterPieces: plan, follow: { stream.advance(to: $0) })

@@ -2,8 +2,9 @@
 /// another URL of the same file (a mirror). A pure parser, tested as a table.
 ///
 /// A server's links are untrusted: only absolute `http://` and `https://` URLs are kept, at most
-/// ``maximumDuplicates`` of them, and a duplicate becomes a mirror under the same agreement rules
-/// as one the user gave (sampled against the main URL, no credentials sent to another origin).
+/// ``maximumDuplicates`` of them to check at once and ``maximumBackupDuplicates`` more as
+/// backups, and a duplicate becomes a mirror under the same agreement rules as one the user gave
+/// (sampled against the main URL, no credentials sent to another origin).
 enum LinkHeader {
     /// One link: its target and parameters (names lower-cased, values unquoted).
     struct Link: Equatable {
@@ -16,6 +17,8 @@ enum LinkHeader {
 
     /// The most duplicates taken from one answer (as from one metalink, ``Metalink/maximumLocations``).
     static let maximumDuplicates = 8
+    /// The most duplicates kept as backups past those (as ``Metalink/maximumBackupLocations``).
+    static let maximumBackupDuplicates = 8
 
     /// The links in a `Link` field value (several fields joined with ", "); a malformed link
     /// ends the parse (what came before it is kept).
@@ -59,12 +62,21 @@ enum LinkHeader {
     /// The `rel=duplicate` targets of a `Link` field value that are absolute http(s) URLs other
     /// than `url`, in order, without repeats, at most ``maximumDuplicates``.
     static func duplicates(_ value: String?, of url: String) -> [String] {
+        Array(allDuplicates(value, of: url).prefix(maximumDuplicates))
+    }
+
+    /// The duplicates past ``duplicates(_:of:)``'s, at most ``maximumBackupDuplicates``: backups.
+    static func backupDuplicates(_ value: String?, of url: String) -> [String] {
+        Array(allDuplicates(value, of: url).dropFirst(maximumDuplicates))
+    }
+
+    private static func allDuplicates(_ value: String?, of url: String) -> [String] {
         guard let value else { return [] }
         var found: [String] = []
         for link in parse(value) where link.relations.contains("duplicate") {
             guard link.target != url, !found.contains(link.target), (try? SourceAddress.http(link.target)) != nil else { continue }
             found.append(link.target)
-            if found.count == maximumDuplicates { break }
+            if found.count == maximumDuplicates + maximumBackupDuplicates { break }
         }
         return found
     }

@@ -67,7 +67,8 @@ struct Prober {
         return Exchange(response: collector.head, effectiveURL: easy.effectiveURL ?? url)
     }
 
-    private func remoteFile(url: String, effectiveURL: String, response: ResponseHead) -> RemoteFile {
+    /// What `response` (a probe's, or a mirror's answer to a sample) says about the file at `url`.
+    func remoteFile(url: String, effectiveURL: String, response: ResponseHead) -> RemoteFile {
         let encoded = response.hasContentEncoding
         let composite = AdvertisedDigestParser.compositeChecksums(response)
         let name = names.name(url: url, redirectedTo: effectiveURL == url ? nil : effectiveURL, contentDisposition: response["content-disposition"])
@@ -83,6 +84,7 @@ struct Prober {
             contentEncoding: response.contentEncoding,
             compositeChecksums: composite.isEmpty ? nil : composite,
             duplicates: LinkHeader.duplicates(response["link"], of: url),
+            backupDuplicates: LinkHeader.backupDuplicates(response["link"], of: url),
             describedBy: LinkHeader.metalinkDescription(response["link"])
         )
     }

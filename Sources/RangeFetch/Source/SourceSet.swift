@@ -86,6 +86,16 @@ struct SourceSet: Sendable {
         }
     }
 
+    /// A mirror agreed while the download runs joins the sources, after the others; `nil` when
+    /// a source of its URL is already among them.
+    @discardableResult
+    mutating func add(mirror remote: RemoteFile) -> SourceID? {
+        guard !entries.contains(where: { $0.remote.url == remote.url }) else { return nil }
+        let source = Source(remote: remote)
+        entries.append(Entry(source: source, remote: remote, origin: source.origin ?? ""))
+        return SourceID(index: entries.count - 1)
+    }
+
     /// Every source's id, the main URL's first.
     var ids: [SourceID] { entries.indices.map(SourceID.init(index:)) }
 

@@ -44,6 +44,9 @@ struct EngineConfiguration: Sendable {
     var laterPieces: StreamPlan?
     /// Other sources of the same file, probed and checked to agree with ``remote``.
     var mirrors: [RemoteFile] = []
+    /// Mirrors agreed while the run goes on, each joining at the next decision round (see
+    /// ``MirrorFeed``); `nil`: only ``mirrors``.
+    var mirrorFeed: MirrorFeed?
     /// A metalink's piece digests: each piece a response delivers whole is checked as it arrives
     /// (see ``PieceHasher``). `nil`: none.
     var pieces: Metalink.Pieces?

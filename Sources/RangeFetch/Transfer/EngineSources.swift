@@ -14,9 +14,34 @@ final class EngineSources {
     /// noise.
     private var pushbackReported: Set<SourceID> = []
 
-    init(remote: RemoteFile, mirrors: [RemoteFile], report: @escaping @Sendable (EngineEvent) -> Void) {
+    /// Mirrors agreed while the engine runs, and where drops are told; `nil`: none come.
+    private let feed: MirrorFeed?
+    /// How many of the feed's mirrors were taken.
+    private var fed = 0
+
+    init(remote: RemoteFile, mirrors: [RemoteFile], feed: MirrorFeed?, report: @escaping @Sendable (EngineEvent) -> Void) {
         sourceSet = SourceSet(remote: remote, mirrors: mirrors)
+        self.feed = feed
         self.report = report
+        takeAgreedMirrors()
+    }
+
+    /// Before a decision round: mirrors agreed since the last one join (their requests start
+    /// from this round), the mirror checks' warnings are said, and the sources learn from the
+    /// `running` requests (``learn(from:)``). Returns how many sources joined.
+    func refresh(running: some Sequence<SegmentTransfer>) -> Int {
+        let joined = takeAgreedMirrors()
+        for transfer in running { learn(from: transfer) }
+        return joined
+    }
+
+    @discardableResult
+    private func takeAgreedMirrors() -> Int {
+        guard let feed else { return 0 }
+        for warning in feed.takeWarnings() { report(.warning(warning)) }
+        let (fresh, seen) = feed.mirrors(after: fed)
+        fed = seen
+        return fresh.filter { sourceSet.add(mirror: $0) != nil }.count
     }
 
     subscript(id: SourceID) -> SourceSet.Entry { sourceSet[id] }
@@ -154,6 +179,7 @@ final class EngineSources {
     private func announce(_ drop: SourceSet.Drop?) -> SourceID? {
         guard let drop else { return nil }
         report(.warning(drop.warning))
+        if !drop.id.isMain { feed?.dropped(sourceSet[drop.id].remote.url) }
         return drop.id
     }
 }

@@ -63,6 +63,34 @@ final class SegmentBook {
         return segment
     }
 
+    /// Work for `sources` that joined mid-run (mirrors agreed while the download runs): while
+    /// fewer than `share` segments wait, the running segment with the most bytes still to come
+    /// is cut in half (each half at least `minimumBytes`), its tail left waiting; a segment each
+    /// is returned for the engine to start at once. A source not measured yet is picked first,
+    /// so a late mirror takes a range at once (one connection more than the count until a
+    /// request ends), and the other tails as the connections cut short come free: its share of
+    /// the connections without the count growing. A request whose `Content-Digest` is still to
+    /// be checked (or may be: its source sent some, `proving`) is never cut, as
+    /// ``TransferEngine`` never splits one.
+    func forJoining(_ sources: Int, share: Int, minimumBytes: Int64, proving: Set<SourceID>, now: Double) -> [EngineSegment] {
+        guard sources > 0 else { return [] }
+        var startable: [EngineSegment] { waiting.filter { !$0.outstanding.isEmpty && $0.readyAt <= now } }
+        while startable.count < max(share, sources) {
+            let running = segments.filter { segment in
+                guard let transfer = segment.transfer, transfer.unprovenFrom == nil else { return false }
+                return transfer.validated || !proving.contains(transfer.sourceID)
+            }
+            guard let largest = running.max(by: { $0.outstanding.count < $1.outstanding.count }),
+                  largest.outstanding.count / 2 >= max(minimumBytes, 1) else { break }
+            // Rounded down to the file's write alignment, as the scheduler's splits are.
+            let half = largest.outstanding.lower + largest.outstanding.count / 2
+            let cut = max(half / 4096 * 4096, largest.outstanding.lower + 1)
+            add(ByteRange(cut, largest.state.range.upper))
+            largest.state.range.upper = cut
+        }
+        return Array(startable.prefix(sources))
+    }
+
     /// Adds the planned pieces that start below `limit`, keeping no more segments waiting for a
     /// connection than `connections`: enough for every connection, never the whole plan.
     func addLaterPieces(below limit: Int64, connections: Int) {

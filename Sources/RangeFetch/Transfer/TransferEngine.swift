@@ -46,7 +46,7 @@ final class TransferEngine: CurlLoopClient {
         self.loop = loop
         self.cancellation = cancellation
         self.report = report
-        sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, report: report)
+        sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, feed: configuration.mirrorFeed, report: report)
         book = SegmentBook(states: configuration.segments, laterPieces: configuration.laterPieces, grid: configuration.blockGrid)
         pool = configuration.writeBuffers
         writer = WriteQueue(file: file, pool: pool, wake: { [loop] in loop.wakeup() })
@@ -74,9 +74,6 @@ final class TransferEngine: CurlLoopClient {
 
     /// The metalink pieces proven as they arrived (``EngineConfiguration/pieces``), all written.
     var provenPieces: [Int] { book.segments.flatMap(\.writtenProvenPieces) }
-
-    /// Connections the scheduler allows now.
-    var targetConnections: Int { scheduler.targetConnections }
 
     /// Runs until every segment is complete; throws on a fatal failure, an exhausted retry
     /// budget or cancellation. Either way all buffered bytes are written before it returns.
@@ -188,7 +185,10 @@ final class TransferEngine: CurlLoopClient {
 
     private func decide(now: Double) throws(DownloadError) {
         sources.reportPushback(connections: scheduler.targetConnections)
-        for transfer in active.values { sources.learn(from: transfer) }
+        let joined = sources.refresh(running: active.values), share = max(1, scheduler.targetConnections / sources.sourceSet.ids.count)
+        for segment in book.forJoining(joined, share: joined * share, minimumBytes: configuration.minimumSplitBytes, proving: provingSources, now: now) {
+            _ = try start(segment, now: now)
+        }
         carryOut(sources.dropSlow(running: active.values, now: MonotonicTime.now()))
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
