@@ -29,9 +29,7 @@ final class Interrupts: @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: .global())
         source.setEventHandler {
             var bytes = [UInt8](repeating: 0, count: 16)
-            let count = try? bytes.withUnsafeMutableBytes { (buffer) throws(SystemCallError) in
-                try FileDescriptor(descriptor, path: "the signal pipe").read(into: buffer)
-            }
+            let count = try? bytes.withUnsafeMutableBytes { try FileDescriptor(descriptor, path: "the signal pipe").read(into: $0) }
             if let count, count > 0 { onSignal() }
         }
         source.resume()

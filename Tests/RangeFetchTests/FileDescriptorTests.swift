@@ -138,7 +138,7 @@ struct FileDescriptorTests {
                 let count = Glibc.read(reading.readEnd, &byte, 1)
                 return (count, errno)
             }
-            try read.waitUntilBlocked()
+            try read.waitUntilBlocked(in: .read)
             try read.interrupt()
             let (count, error) = try read.result()
             #expect(count == -1)
@@ -149,7 +149,7 @@ struct FileDescriptorTests {
             let write = InterruptedCall { () -> Int in
                 bytes.withUnsafeBytes { Glibc.write(writing.writeEnd, $0.baseAddress, $0.count) }
             }
-            try write.waitUntilBlocked()
+            try write.waitUntilBlocked(in: .write)
             try write.interrupt()
             let written = try write.result()
             #expect(written > 0 && written < bytes.count, "a blocked write the signal interrupts returns what it moved")
@@ -169,9 +169,9 @@ struct FileDescriptorTests {
                     return Array(bytes.prefix(count))
                 }
             }
-            try read.waitUntilBlocked()
-            try read.interruptAndWaitUntilBlockedAgain()
-            try read.interruptAndWaitUntilBlockedAgain()
+            try read.waitUntilBlocked(in: .read)
+            try read.interruptAndWaitUntilBlockedAgain(in: .read)
+            try read.interruptAndWaitUntilBlockedAgain(in: .read)
             try FileDescriptor(pipe.writeEnd, path: "the pipe").writeAll(Array("after".utf8))
             #expect(try read.result().get() == Array("after".utf8))
         }
@@ -186,9 +186,9 @@ struct FileDescriptorTests {
             let write = InterruptedCall { () -> Result<Void, SystemCallError> in
                 Result { () throws(SystemCallError) in try output.writeAll(bytes) }
             }
-            try write.waitUntilBlocked()
-            try write.interruptAndWaitUntilBlockedAgain()
-            try write.interruptAndWaitUntilBlockedAgain()
+            try write.waitUntilBlocked(in: .write)
+            try write.interruptAndWaitUntilBlockedAgain(in: .write)
+            try write.interruptAndWaitUntilBlockedAgain(in: .write)
             var received: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 64 << 10)
             let input = FileDescriptor(pipe.readEnd, path: "the pipe")
@@ -211,8 +211,8 @@ struct FileDescriptorTests {
             let wait = InterruptedCall { () -> Result<Bool, SystemCallError> in
                 Result { () throws(SystemCallError) in try input.wait(for: POLLIN, milliseconds: -1) }
             }
-            try wait.waitUntilBlocked()
-            try wait.interruptAndWaitUntilBlockedAgain()
+            try wait.waitUntilBlocked(in: .poll)
+            try wait.interruptAndWaitUntilBlockedAgain(in: .poll)
             try FileDescriptor(pipe.writeEnd, path: "the pipe").writeAll([1])
             #expect(try wait.result().get())
         }

@@ -6,10 +6,11 @@ import Synchronization
 /// `SIGUSR1`, caught by a handler installed without `SA_RESTART`, so the kernel ends a blocked
 /// `read` with `EINTR` and a blocked `write` that moved some bytes with a short count.
 ///
-/// The thread's state is read from `/proc/self/task/TID/` (no sleeps guessed at): ``waitUntilBlocked()``
-/// waits for it to sleep in the call, and ``interruptAndWaitUntilBlockedAgain()`` sends the
-/// signal and waits until the handler ran and the thread slept once more (its count of
-/// voluntary context switches rose): a call that gave up would have returned instead.
+/// The thread's state is read from `/proc/self/task/TID/` (no sleeps guessed at):
+/// ``waitUntilBlocked(in:)`` waits for it to sleep in the system call named, and
+/// ``interruptAndWaitUntilBlockedAgain(in:)`` sends the signal and waits until the handler ran
+/// and the thread sleeps in that call once more (its count of voluntary context switches rose):
+/// a call that gave up would have returned instead.
 final class InterruptedCall<Value: Sendable>: @unchecked Sendable {
     /// Generous bounds for a loaded 2-core machine; only a broken call takes that long.
     static var deadlineSeconds: Double { 30 }
@@ -43,14 +44,29 @@ final class InterruptedCall<Value: Sendable>: @unchecked Sendable {
 
     private var tid: String { identity.withLock { $0?.tid ?? "" } }
 
-    /// The thread's state letter (`S`: sleeping in a call) and voluntary context switches.
-    private func sample() -> (state: Character?, switches: Int?) {
+    /// The system calls a test waits in, by number (`/proc/.../syscall` shows the number).
+    enum Call {
+        case read, write, poll
+        var number: Int {
+            #if arch(x86_64)
+            return switch self { case .read: 0; case .write: 1; case .poll: 7 }
+            #else
+            return switch self { case .read: 63; case .write: 64; case .poll: 73 } // ppoll
+            #endif
+        }
+    }
+
+    /// The thread's state letter (`S`: sleeping), the system call it is in (`nil` when running
+    /// in user space) and its voluntary context switches.
+    private func sample() -> (state: Character?, call: Int?, switches: Int?) {
         let stat = FileSystem.smallFileText("/proc/self/task/\(tid)/stat") ?? ""
         let state = stat.range(of: ") ").flatMap { stat[$0.upperBound...].first }
+        let syscall = FileSystem.smallFileText("/proc/self/task/\(tid)/syscall") ?? ""
+        let call = syscall.split(separator: " ").first.flatMap { Int($0) }
         let status = FileSystem.smallFileText("/proc/self/task/\(tid)/status") ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
         let switches = line.flatMap { Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") }
-        return (state, switches)
+        return (state, call, switches)
     }
 
     private func waitFor(_ condition: () -> Bool) throws {
@@ -63,20 +79,23 @@ final class InterruptedCall<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Waits until the thread sleeps in its call.
-    func waitUntilBlocked() throws {
-        try waitFor { sample().state == "S" }
+    /// Waits until the thread sleeps in `call`.
+    func waitUntilBlocked(in call: Call) throws {
+        try waitFor {
+            let now = sample()
+            return now.state == "S" && now.call == call.number
+        }
     }
 
-    /// Sends `SIGUSR1` to the thread, and waits until the handler ran and the thread is asleep
-    /// again after waking for it.
-    func interruptAndWaitUntilBlockedAgain() throws {
+    /// Sends `SIGUSR1` to the thread, and waits until the handler ran and the thread sleeps in
+    /// `call` again after waking for it.
+    func interruptAndWaitUntilBlockedAgain(in call: Call) throws {
         let before = sample().switches ?? 0
         let caught = SignalWithoutRestart.caught
         try sendSignal()
         try waitFor {
             let now = sample()
-            return SignalWithoutRestart.caught > caught && now.state == "S" && (now.switches ?? 0) > before
+            return SignalWithoutRestart.caught > caught && now.state == "S" && now.call == call.number && (now.switches ?? 0) > before
         }
     }
 
