@@ -21,6 +21,7 @@ import Glibc
 /// | ``synchronize()``                    | `fsync`                 |                                         |
 /// | ``synchronizeData()``                | `fdatasync`             |                                         |
 /// | ``wait(for:milliseconds:)``          | `poll`                  | whether the event came in time          |
+/// | ``status()``                         | `fstat`                 | the file's `stat`                       |
 /// | ``close()``                          | `close`, never retried  |                                         |
 ///
 /// A value, not an owner: copies name the same descriptor, and whoever opened it closes it once.
@@ -75,12 +76,12 @@ package struct FileDescriptor: Sendable {
         try SystemCall.check("write", path: path) { Glibc.write(rawValue, bytes.baseAddress, bytes.count) }
     }
 
-    /// ``write(_:)-(UnsafeRawBufferPointer)`` of an array.
+    /// The array form of `write(_:)`: what one `write` takes of `bytes`.
     func write(_ bytes: [UInt8]) throws(SystemCallError) -> Int {
         try bytes.withUnsafeBytes { raw in Result { () throws(SystemCallError) in try write(raw) } }.get()
     }
 
-    /// ``writeAll(_:)-(UnsafeRawBufferPointer)`` of an array.
+    /// The array form of `writeAll(_:)`: every byte of `bytes`, or throws.
     package func writeAll(_ bytes: [UInt8]) throws(SystemCallError) {
         try bytes.withUnsafeBytes { raw in Result { () throws(SystemCallError) in try writeAll(raw) } }.get()
     }
