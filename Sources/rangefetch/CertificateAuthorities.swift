@@ -44,15 +44,12 @@ enum CertificateAuthorities {
         let directory = Environment.value("TMPDIR") ?? "/tmp"
         let descriptor = cfs_open_anonymous(directory)
         guard descriptor >= 0 else { return nil }
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                close(descriptor)
-                return nil
-            }
-            bytes = bytes.dropFirst(written)
+        let bundle = FileDescriptor(descriptor, path: "the CA bundle")
+        do {
+            try bundle.writeAll(Array(text.utf8))
+        } catch {
+            bundle.close()
+            return nil
         }
         // Left open on purpose: the path is the descriptor's, for every request of this run.
         return "/proc/self/fd/\(descriptor)"

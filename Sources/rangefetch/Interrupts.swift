@@ -29,8 +29,8 @@ final class Interrupts: @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: .global())
         source.setEventHandler {
             var bytes = [UInt8](repeating: 0, count: 16)
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 { onSignal() }
+            let count = try? bytes.withUnsafeMutableBytes { try FileDescriptor(descriptor, path: "the signal pipe").read(into: $0) }
+            if let count, count > 0 { onSignal() }
         }
         source.resume()
         self.source = source

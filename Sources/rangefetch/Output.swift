@@ -1,16 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import RangeFetch
 
-/// Writes `text` to a file descriptor whole (`write(2)`, looping over short writes), without
-/// C's shared `FILE` buffers (which Swift 6 rightly treats as shared mutable state).
+/// Writes `text` to a file descriptor whole (``FileDescriptor/writeAll(_:)``: `write(2)`, again
+/// after a short or interrupted write), without C's shared `FILE` buffers (which Swift 6
+/// rightly treats as shared mutable state). A failed write is dropped: there is nowhere left to
+/// say so.
 func writeOut(_ text: String, to descriptor: Int32) {
-    var bytes = Array(text.utf8)
-    var done = 0
-    while done < bytes.count {
-        let written = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress! + done, $0.count - done) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        done += written
-    }
+    let output = FileDescriptor(descriptor, path: "output")
+    try? output.writeAll(Array(text.utf8))
 }

@@ -155,14 +155,16 @@ final class BatchJournal: Sendable {
         var pending: [UInt8] = []
         var skippingLongLine = false
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: off_t = 0
+        var offset: Int64 = 0
         var last: UInt8 = UInt8(ascii: "\n")
+        let file = FileDescriptor(descriptor, path: fileName)
         while true {
             if cancellation?.isCancelled == true { return nil }
-            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            offset += off_t(count)
+            let count = (try? chunk.withUnsafeMutableBytes { (bytes) throws(SystemCallError) in
+                try file.read(fromAbsoluteOffset: offset, into: bytes)
+            }) ?? 0
+            guard count > 0 else { break } // a failed read ends the records like the file's end
+            offset += Int64(count)
             last = chunk[count - 1]
             var start = 0
             while start < count {
@@ -214,9 +216,7 @@ final class BatchJournal: Sendable {
         let line = record.line
         let outcome = Result { () throws(SystemCallError) in
             let descriptor = try descriptor()
-            let written = try SystemCall.check("write", path: path) {
-                line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            }
+            let written = try FileDescriptor(descriptor, path: path).write(line)
             // A short write leaves a torn line, which the next reader ignores.
             guard written == line.count else { throw SystemCallError(function: "write", path: path, errno: ENOSPC) }
         }

@@ -88,12 +88,10 @@ public final class ManifestReader {
     /// Appends `count` bytes at `bytes` to the copy; on a failed write the copy is dropped.
     private func copyToSpill(_ bytes: UnsafePointer<UInt8>, count: Int) {
         guard let spill else { return }
-        var written = 0
-        while written < count {
-            let result = write(spill.file.descriptor, bytes + written, count - written)
-            if result < 0 && errno == EINTR { continue }
-            guard result > 0 else { return dropSpill() }
-            written += result
+        do {
+            try spill.file.handle.writeAll(UnsafeRawBufferPointer(start: bytes, count: count))
+        } catch {
+            dropSpill()
         }
     }
 
@@ -157,17 +155,21 @@ public final class ManifestReader {
         if buffer.count < wanted { buffer += [UInt8](repeating: 0, count: wanted - buffer.count) }
         let start = self.start
         try waitUntilReadable()
-        var received = 0
-        repeat {
-            received = buffer.withUnsafeMutableBufferPointer { bytes -> Int in
-                guard let base = bytes.baseAddress else { return 0 }
-                memmove(base, base + start, kept)
-                return read(descriptor, base + kept, Self.chunkBytes)
+        let input = FileDescriptor(descriptor, path: path)
+        let read = buffer.withUnsafeMutableBytes { (bytes) -> Result<Int, SystemCallError> in
+            guard let base = bytes.baseAddress else { return .success(0) }
+            memmove(base, base + start, kept)
+            return Result { () throws(SystemCallError) in
+                try input.read(into: UnsafeMutableRawBufferPointer(start: base + kept, count: Self.chunkBytes))
             }
-        } while received < 0 && errno == EINTR
+        }
         self.start = 0
         filled = kept
-        guard received >= 0 else { throw Self.unreadable(path) }
+        let received: Int
+        switch read {
+        case .success(let count): received = count
+        case .failure(let error): throw Self.unreadable(path, errno: error.errno)
+        }
         if received > 0 {
             buffer.withUnsafeBufferPointer { bytes in
                 if let base = bytes.baseAddress { copyToSpill(base + kept, count: received) }
@@ -179,11 +181,11 @@ public final class ManifestReader {
 
     /// Returns once a read would not block (at once for a file), or throws once cancelled.
     private func waitUntilReadable() throws(DownloadError) {
+        let input = FileDescriptor(descriptor, path: path)
         while true {
             if isCancelled() { throw DownloadError.cancelled() }
-            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&request, 1, Self.cancellationPollMilliseconds)
-            if ready > 0 || (ready < 0 && errno != EINTR) { return } // an error shows in the read
+            // An error shows in the read.
+            guard (try? input.wait(for: POLLIN, milliseconds: Self.cancellationPollMilliseconds)) == false else { return }
         }
     }
 
@@ -192,7 +194,7 @@ public final class ManifestReader {
         DownloadError(.invalidOption, "\(source):\(parser.lineNumber + 1): a line longer than \(Self.maximumLineBytes) bytes")
     }
 
-    private static func unreadable(_ path: String) -> DownloadError {
-        DownloadError(.invalidOption, "cannot read the list \(path == "-" ? "on standard input" : path): \(String(cString: strerror(errno)))")
+    private static func unreadable(_ path: String, errno code: Int32 = errno) -> DownloadError {
+        DownloadError(.invalidOption, "cannot read the list \(path == "-" ? "on standard input" : path): \(String(cString: strerror(code)))")
     }
 }

@@ -7,24 +7,16 @@ extension Metalink {
     /// - Throws: `invalidOption` for a file that cannot be read or is no usable metalink
     ///   (``parse(_:origin:)``), naming the path.
     public static func load(path: String) throws(DownloadError) -> Metalink {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw DownloadError(.invalidOption, "metalink \(path): cannot be read (\(String(cString: strerror(errno))))")
+        let bytes: [UInt8]
+        do {
+            let descriptor = try FileDescriptor.open(path, O_RDONLY | O_CLOEXEC)
+            defer { descriptor.close() }
+            // One byte past the limit, so that a larger file is told apart from one at the limit.
+            bytes = try descriptor.read(upTo: maximumBytes + 1)
+        } catch {
+            throw DownloadError(.invalidOption, "metalink \(path): cannot be read (\(String(cString: strerror(error.errno))))")
         }
-        defer { close(descriptor) }
-        // One byte past the limit, so that a larger file is told apart from one at the limit.
-        var bytes = [UInt8](repeating: 0, count: maximumBytes + 1)
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else {
-                throw DownloadError(.invalidOption, "metalink \(path): cannot be read (\(String(cString: strerror(errno))))")
-            }
-            if count == 0 { break }
-            filled += count
-        }
-        return try parse(Array(bytes[..<filled]), origin: path)
+        return try parse(bytes, origin: path)
     }
 
     /// The download this metalink describes, on top of `options`: returns the URL to request

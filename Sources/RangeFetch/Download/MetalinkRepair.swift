@@ -195,18 +195,14 @@ struct MetalinkRepair {
         let stillBad = try PieceCheck.badPieces(pieces, indices: bad, file: spool, size: size, cancellation: cancellation)
         let good = bad.filter { !stillBad.contains($0) }
         guard !good.isEmpty else { return (stillBad, bytes) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
-        defer { buffer.deallocate() }
         try DownloadError.withSystemCalls { () throws(SystemCallError) in
-            for index in good {
-                let range = pieces.range(index, size: size)
-                var offset = range.lower
-                while offset < range.upper {
-                    let want = Int(min(Int64(buffer.count), range.upper - offset))
-                    let got = try spool.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
-                    guard got > 0 else { throw SystemCallError(function: "pread", path: spool.path, errno: EIO) }
-                    try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<got]), at: offset)
-                    offset += Int64(got)
+            try FileDescriptor.withReadBackBuffer { (buffer) throws(SystemCallError) in
+                for index in good {
+                    let range = pieces.range(index, size: size)
+                    let reached = try spool.handle.readBack(range, into: buffer) { (offset, bytes) throws(SystemCallError) in
+                        try file.write(bytes, at: offset)
+                    }
+                    guard reached == range.upper else { throw SystemCallError(function: "pread", path: spool.path, errno: EIO) }
                 }
             }
             try file.synchronize()

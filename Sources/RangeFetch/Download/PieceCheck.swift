@@ -2,28 +2,21 @@
 /// which source to blame for each one that does not match.
 enum PieceCheck {
     /// The pieces among `indices` whose bytes in `file` (of `size` bytes) do not hash to their
-    /// digest, in order. Reads each piece once with `pread`.
+    /// digest, in order. Reads each piece once (``FileDescriptor/readBack(_:into:until:_:)``).
     static func badPieces(_ pieces: Metalink.Pieces, indices: [Int], file: PartialFile, size: Int64,
                           cancellation: CancellationFlag) throws(DownloadError) -> [Int] {
         var bad: [Int] = []
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
-        defer { buffer.deallocate() }
-        for index in indices where pieces.digests.indices.contains(index) {
-            if cancellation.isCancelled { throw DownloadError(.cancelled, "interrupted while checking the pieces of \(file.path)") }
-            let expected = pieces.digests[index]
-            let range = pieces.range(index, size: size)
-            let digest = Digest(expected.algorithm)
-            var offset = range.lower
-            while offset < range.upper {
-                let want = Int(min(Int64(buffer.count), range.upper - offset))
-                let got = try DownloadError.withSystemCalls { () throws(SystemCallError) in
-                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+        try FileDescriptor.withReadBackBuffer { (buffer) throws(DownloadError) in
+            for index in indices where pieces.digests.indices.contains(index) {
+                if cancellation.isCancelled { throw DownloadError(.cancelled, "interrupted while checking the pieces of \(file.path)") }
+                let expected = pieces.digests[index]
+                let digest = Digest(expected.algorithm)
+                // A short file hands on fewer bytes: the digest differs.
+                _ = try DownloadError.withSystemCalls { () throws(SystemCallError) in
+                    try file.handle.readBack(pieces.range(index, size: size), into: buffer) { _, bytes in digest.update(bytes) }
                 }
-                guard got > 0 else { break } // short file: the digest will differ
-                digest.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
-                offset += Int64(got)
+                if digest.finalize() != expected { bad.append(index) }
             }
-            if digest.finalize() != expected { bad.append(index) }
         }
         return bad
     }

@@ -46,27 +46,22 @@ struct BlockReader {
     func crcs(of segment: SegmentState) throws(DownloadError) -> [UInt32] {
         let count = segment.blocks?.count ?? grid.blockCount(written: segment.written, of: segment.range)
         guard count > 0 else { return [] }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
-        defer { buffer.deallocate() }
         var found: [UInt32] = []
-        for index in 0..<count {
-            if cancellation.isCancelled {
-                throw DownloadError(.cancelled, "interrupted while checking the bytes already in \(file.path); they are kept", remedy: .runAgainToResume)
-            }
-            let block = grid.coveredBlock(index, written: segment.written, of: segment.range)
-            var crc: UInt32 = 0
-            var offset = block.lower
-            while offset < block.upper {
-                let want = Int(min(Int64(buffer.count), block.upper - offset))
-                let got = try DownloadError.withSystemCalls { () throws(SystemCallError) in
-                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+        try FileDescriptor.withReadBackBuffer { (buffer) throws(DownloadError) in
+            for index in 0..<count {
+                if cancellation.isCancelled {
+                    throw DownloadError(.cancelled, "interrupted while checking the bytes already in \(file.path); they are kept", remedy: .runAgainToResume)
                 }
-                guard got > 0 else { break } // a short file: the CRC differs
-                crc = CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
-                offset += Int64(got)
+                var crc: UInt32 = 0
+                // A short file hands on fewer bytes: the CRC differs.
+                _ = try DownloadError.withSystemCalls { () throws(SystemCallError) in
+                    try file.handle.readBack(grid.coveredBlock(index, written: segment.written, of: segment.range), into: buffer) { _, bytes in
+                        crc = CRC32C.update(crc, bytes)
+                    }
+                }
+                found.append(crc)
+                if let recorded = segment.blocks, recorded[index] != crc { break }
             }
-            found.append(crc)
-            if let recorded = segment.blocks, recorded[index] != crc { break }
         }
         return found
     }

@@ -11,6 +11,8 @@ import Glibc
 struct JournalStore: Sendable {
     let path: String
     private var temporaryPath: String { path + ".tmp" }
+    /// The largest journal read: a larger file is no journal of ours.
+    static let maximumBytes = 64 << 20
 
     enum Loaded {
         case missing
@@ -30,16 +32,16 @@ struct JournalStore: Sendable {
         } catch {
             return error.errno == ENOENT ? .missing : .unreadable("cannot open \(path): \(String(cString: strerror(error.errno)))")
         }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-            if bytes.count > 64 << 20 { return .unreadable("\(path) is too large to be a journal") }
+        let file = FileDescriptor(descriptor, path: path)
+        defer { file.close() }
+        let bytes: [UInt8]
+        do {
+            // One byte past the limit, so that a larger file is told apart from one at it.
+            bytes = try file.read(upTo: Self.maximumBytes + 1)
+        } catch {
+            return .unreadable("cannot read \(path): \(String(cString: strerror(error.errno)))")
         }
+        if bytes.count > Self.maximumBytes { return .unreadable("\(path) is too large to be a journal") }
         do {
             return .record(try JournalCodec.decode(bytes))
         } catch {
@@ -62,15 +64,10 @@ struct JournalStore: Sendable {
             try directory.remove(temporaryName)
             descriptor = try directory.createNew(temporaryName, flags: O_WRONLY, mode: 0o600)
         }
-        defer { close(descriptor) }
-        var done = 0
-        while done < bytes.count {
-            let written = try SystemCall.check("write", path: temporary) {
-                bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + done, $0.count - done) }
-            }
-            done += written
-        }
-        try SystemCall.check("fsync", path: temporary) { fsync(descriptor) }
+        let file = FileDescriptor(descriptor, path: temporary)
+        defer { file.close() }
+        try file.writeAll(bytes)
+        try file.synchronize()
         try directory.durableRename(temporaryName, to: name)
     }
 

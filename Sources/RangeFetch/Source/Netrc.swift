@@ -86,13 +86,11 @@ struct Netrc: Sendable, Equatable {
                                                  groupIsPrivate: FilePermissions.isPrivateGroup(info.st_gid, of: info.st_uid)) {
             throw DownloadError(.invalidOption, "the netrc file \(path) \(problem): refusing to send its logins (chmod go-w \(path))")
         }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while bytes.count < (1 << 20) {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
+        let bytes: [UInt8]
+        do {
+            bytes = try FileDescriptor(fd, path: path).read(upTo: 1 << 20)
+        } catch {
+            throw DownloadError(.fileSystem(errno: error.errno), "cannot read the netrc file \(path): \(String(cString: strerror(error.errno)))")
         }
         return parse(String(decoding: bytes, as: UTF8.self))
     }
@@ -125,9 +123,9 @@ struct Netrc: Sendable, Equatable {
         init?(text: String, directory: String) {
             let fd = cfs_open_anonymous(directory)
             guard fd >= 0 else { return nil }
-            let bytes = Array(text.utf8)
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard written == bytes.count else {
+            do {
+                try FileDescriptor(fd, path: "netrc").writeAll(Array(text.utf8))
+            } catch {
                 close(fd)
                 return nil
             }

@@ -41,17 +41,15 @@ enum DirectoryWalk {
         var links = 0, raced = 0
         while let name = pending.popLast() {
             let here = shown == "." ? name : shown == "/" ? "/" + name : shown + "/" + name
-            let next = cfs_open_directory_step(current, name)
-            if next >= 0 {
+            let failure: Int32
+            do {
+                let next = try SystemCall.check("open", path: here) { cfs_open_directory_step(current, name) }
                 close(current)
                 current = next
                 shown = here
                 continue
-            }
-            let failure = errno
-            if failure == EINTR {
-                pending.append(name)
-                continue
+            } catch {
+                failure = error.errno
             }
             if failure == ENOENT && creating {
                 if mkdirat(current, name, 0o755) != 0 {

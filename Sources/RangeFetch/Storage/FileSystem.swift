@@ -60,39 +60,23 @@ enum FileSystem {
     /// The bytes of each of `ranges` in the regular file at `path` (fewer where the file ends
     /// sooner), read through one descriptor opened without following a link.
     static func bytes(of ranges: [ByteRange], inFileAt path: String) throws(SystemCallError) -> [[UInt8]] {
-        let descriptor = try SystemCall.check("open", path: path) { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) }
-        defer { close(descriptor) }
-        var result: [[UInt8]] = []
-        for range in ranges {
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(range.count), alignment: 1)
+        let descriptor = try FileDescriptor.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)
+        defer { descriptor.close() }
+        return try ranges.map { (range) throws(SystemCallError) -> [UInt8] in
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(Int(range.count))
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(max(range.count, 1)), alignment: 1)
             defer { buffer.deallocate() }
-            var filled = 0
-            while filled < buffer.count {
-                let count = try SystemCall.check("pread", path: path) {
-                    pread(descriptor, buffer.baseAddress! + filled, buffer.count - filled, off_t(range.lower) + off_t(filled))
-                }
-                if count == 0 { break }
-                filled += count
-            }
-            result.append(Array(buffer.prefix(filled)))
+            try descriptor.readBack(range, into: buffer) { _, chunk in bytes += chunk }
+            return bytes
         }
-        return result
     }
 
     /// The text of a file of at most 64 KiB (a `/proc` file), or `nil`.
     static func smallFileText(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: 64 << 10)
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            filled += count
-        }
-        return String(decoding: bytes[..<filled], as: UTF8.self)
+        guard let descriptor = try? FileDescriptor.open(path, O_RDONLY | O_CLOEXEC) else { return nil }
+        defer { descriptor.close() }
+        return (try? descriptor.read(upTo: 64 << 10)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     static func size(of path: String) -> Int64? {

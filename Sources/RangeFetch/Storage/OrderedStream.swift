@@ -172,9 +172,7 @@ final class OrderedStream: @unchecked Sendable {
         var done = 0
         while done < bytes.count {
             do {
-                let written = try SystemCall.check("write", path: outputName) {
-                    write(output, bytes.baseAddress! + done, bytes.count - done)
-                }
+                let written = try FileDescriptor(output, path: outputName).write(UnsafeRawBufferPointer(rebasing: bytes[done...]))
                 done += written
                 noteSent(Int64(written))
             } catch where error.errno == EAGAIN {
@@ -197,7 +195,6 @@ final class OrderedStream: @unchecked Sendable {
         if stopping.load(ordering: .acquiring) {
             throw SystemCallError(function: "write", path: outputName, errno: ECANCELED)
         }
-        var ready = pollfd(fd: output, events: Int16(POLLOUT), revents: 0)
-        _ = poll(&ready, 1, 100)
+        _ = try? FileDescriptor(output, path: outputName).wait(for: POLLOUT, milliseconds: 100)
     }
 }

@@ -235,25 +235,21 @@ final class PartialFile: @unchecked Sendable {
 
     private func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, through fd: Int32,
                        function: String = "pwrite") throws(SystemCallError) {
-        var done = 0
-        while done < bytes.count {
-            let written = try SystemCall.check(function, path: path) {
-                pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            }
-            done += written
-        }
+        try FileDescriptor(fd, path: path).write(toAbsoluteOffset: offset, bytes, call: function)
     }
+
+    /// The file's descriptor as a ``FileDescriptor`` naming ``path`` in errors: for reading it
+    /// back (``FileDescriptor/readBack(_:into:until:_:)``).
+    var handle: FileDescriptor { FileDescriptor(descriptor, path: path) }
 
     /// Reads up to `buffer.count` bytes at `offset` (`pread`); returns how many were read.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemCallError) -> Int {
-        try SystemCall.check("pread", path: path) {
-            pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset))
-        }
+        try handle.read(fromAbsoluteOffset: offset, into: buffer)
     }
 
     /// Makes everything written so far durable (`fdatasync`).
     func synchronize() throws(SystemCallError) {
-        try SystemCall.check("fdatasync", path: path) { fdatasync(descriptor) }
+        try handle.synchronizeData()
     }
 
     /// Asks the kernel to start writing dirty pages back now (`sync_file_range` with

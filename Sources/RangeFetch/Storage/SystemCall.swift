@@ -5,15 +5,16 @@ import Darwin
 #endif
 
 /// A failed system call: which C function, on which path, and the errno it left.
-struct SystemCallError: Error, Sendable, CustomStringConvertible {
-    var function: String
-    var path: String
-    var errno: Int32
+/// `package`: ``FileDescriptor``'s calls, which the CLI uses too, throw it.
+package struct SystemCallError: Error, Sendable, CustomStringConvertible {
+    package var function: String
+    package var path: String
+    package var errno: Int32
     /// What to say instead of the call and its errno, when the failure is a refusal of ours
     /// (``DirectoryWalk``'s link not followed): said with ``DownloadError/Remedy/removeStrayFile``.
     var explanation: String? = nil
 
-    var description: String {
+    package var description: String {
         explanation ?? "\(function) \(path): \(String(cString: strerror(errno)))"
     }
 

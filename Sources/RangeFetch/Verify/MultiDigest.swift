@@ -24,7 +24,7 @@ final class MultiDigest {
 /// Hashes files on disk with large reads (1 MiB), as `rangefetch verify` and downloads do.
 enum FileDigester {
     /// Bytes read per `pread`.
-    static let readBytes = 1 << 20
+    static let readBytes = FileDescriptor.readBackBytes
 
     /// The digests of the file at `path`, one per algorithm, in one pass.
     /// - Throws: `.cancelled` within one read of `cancellation` being set.
@@ -57,16 +57,11 @@ enum FileDigester {
     static func hash(_ file: PartialFile, from start: Int64, to end: Int64?, into digest: MultiDigest,
                      buffer existing: UnsafeMutableRawBufferPointer? = nil,
                      cancellation: CancellationFlag? = nil) throws(SystemCallError) -> Int64 {
-        let buffer = existing ?? UnsafeMutableRawBufferPointer.allocate(byteCount: readBytes, alignment: 4096)
-        defer { if existing == nil { buffer.deallocate() } }
-        var offset = start
-        while end.map({ offset < $0 }) ?? true, cancellation?.isCancelled != true {
-            let want = min(buffer.count, Int(min(end.map { $0 - offset } ?? Int64(buffer.count), Int64(buffer.count))))
-            let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
-            if count == 0 { break }
-            digest.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            offset += Int64(count)
+        let read = { (buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int64 in
+            try file.handle.readBack(ByteRange(start, max(start, end ?? Int64.max)), into: buffer,
+                                     until: { cancellation?.isCancelled == true }) { _, bytes in digest.update(bytes) }
         }
-        return offset
+        guard let existing else { return try FileDescriptor.withReadBackBuffer(read) }
+        return try read(existing)
     }
 }
