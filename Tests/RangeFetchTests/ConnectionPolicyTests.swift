@@ -132,6 +132,31 @@ struct ConnectionPolicyTests {
         #expect(Self.drive(&policy, until: 0.08, received: &received, rate: rate) == target)
     }
 
+    /// A settled count is tried higher again when the aggregate sinks, but not in a download's
+    /// last second: there the rate sinks because its ranges end (an uncapped loopback went from
+    /// 16 to 32 at 823 of 1,024 MiB).
+    @Test(arguments: [(Int64(100) << 20, 16), (Int64(4) << 30, 32)])
+    func aSinkingRateNearTheEndIsNotReprobed(remaining: Int64, target: Int) {
+        var policy = ConnectionPolicy.adaptive(maximum: 64)
+        var received: Int64 = 0
+        var now = 0.0
+        // 800 MB/s whatever the count: 32 buys nothing and is given back, and 16 is watched.
+        while now < 0.5 {
+            received += 800_000
+            policy.observe(now: now, receivedBytes: received, streaming: policy.target, setupSeconds: 0.001, workLeft: true)
+            now += 0.001
+        }
+        #expect(policy.target == 16)
+        // Then the rate halves, with `remaining` bytes still to come.
+        while now < 2 && policy.target == 16 {
+            received += 400_000
+            policy.observe(now: now, receivedBytes: received, streaming: policy.target, setupSeconds: 0.001,
+                           workLeft: true, remainingBytes: remaining)
+            now += 0.001
+        }
+        #expect(policy.target == target)
+    }
+
     /// When fresh connections prove no faster than those they replaced, auto stops and gives back
     /// a step under measurement; a fixed count is the user's.
     @Test(arguments: [(false, 0, 16), (false, 1, 16), (true, 0, 16)])

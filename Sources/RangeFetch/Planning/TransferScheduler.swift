@@ -203,7 +203,8 @@ struct TransferScheduler: Sendable {
         }, waiting: idle.map(\.outstanding.lower))
         if replacements.isFutile { connections.serverSetsThePace() }
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
-                            setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes })
+                            setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes },
+                            remainingBytes: segments.reduce(0) { $0 + $1.outstanding.count })
 
         var actions: [SchedulerAction] = []
         var free = connections.target - busy.count
