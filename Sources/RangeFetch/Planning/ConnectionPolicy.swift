@@ -167,8 +167,11 @@ struct ConnectionPolicy: Sendable {
     ///   - typicalSetupSeconds: the typical (smoothed) one, when known.
     ///   - workLeft: whether enough work remains to feed more connections.
     ///   - remainingBytes: the bytes still to come, when known.
+    ///   - established: of the streaming transfers, those that have received at least
+    ///     ``establishedBytes`` (all of them when not given).
     mutating func observe(now: Double, receivedBytes: Int64, streaming: Int, setupSeconds: Double,
-                          typicalSetupSeconds: Double? = nil, workLeft: Bool, remainingBytes: Int64? = nil) {
+                          typicalSetupSeconds: Double? = nil, workLeft: Bool, remainingBytes: Int64? = nil,
+                          established: Int? = nil) {
         guard case .adaptive(let growth) = mode, phase != .done else { return }
         if let last = lastObservation {
             if now - last.time >= growth.peakIntervalSeconds {
@@ -195,7 +198,11 @@ struct ConnectionPolicy: Sendable {
         var length = max(growth.minimumWindowSeconds, growth.windowInSetupTimes * basis)
         if case .watching = phase { length = max(length, growth.watchWindowSeconds) }
         let wanted = Int64(streaming) * growth.windowBytesPerConnection
-        if phase == .growing, now - started.start >= length, streaming * 8 >= target * 7,
+        // Pacing, and bursts, show only once the connections are past their first bytes: a
+        // server that begins each response slowly (an HTTP/2 stream's slow head on a CPU-bound
+        // server) also goes quiet after a fast stretch, and more connections only slow it down.
+        let pastTheirStart = (established ?? streaming) * 8 >= target * 7
+        if phase == .growing, now - started.start >= length, streaming * 8 >= target * 7, pastTheirStart,
            peak.time <= started.start,
            Double(receivedBytes - started.bytes) * growth.pacingFactor < peak.rate * (now - started.start) {
             growUnjudged(rate: Double(receivedBytes - started.bytes) / (now - started.start), by: 4)
@@ -219,7 +226,7 @@ struct ConnectionPolicy: Sendable {
                 window = (now, receivedBytes)
                 return
             }
-            if first > growth.burstFactor * second {
+            if first > growth.burstFactor * second, pastTheirStart {
                 growUnjudged(rate: rate)
                 return
             }
@@ -285,6 +292,10 @@ struct ConnectionPolicy: Sendable {
         // a leap past what pays is cut back.
         phase = .growing
     }
+
+    /// The bytes a transfer has received when it is past its start (see `established` in
+    /// ``observe(now:receivedBytes:streaming:setupSeconds:typicalSetupSeconds:workLeft:remainingBytes:established:)``).
+    static let establishedBytes: Int64 = 256 << 10
 
     /// Doubles the count without judging the step just measured (``AdaptiveGrowth/burstFactor``):
     /// ``previous`` stays the last step that was judged.

@@ -204,7 +204,8 @@ struct TransferScheduler: Sendable {
         if replacements.isFutile { connections.serverSetsThePace() }
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
                             setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes },
-                            remainingBytes: segments.reduce(0) { $0 + $1.outstanding.count })
+                            remainingBytes: segments.reduce(0) { $0 + $1.outstanding.count },
+                            established: busy.filter { $0.1.receivedBytes >= ConnectionPolicy.establishedBytes }.count)
 
         var actions: [SchedulerAction] = []
         var free = connections.target - busy.count
