@@ -37,11 +37,16 @@ final class TransferEngine: CurlLoopClient {
     private var httpVersion: String?
     /// Sources that have sent a `Content-Digest` we can check: their ranges are not split.
     private var provingSources: Set<SourceID> = []
+    /// The instant of the latest round (monotonic seconds), for a stop between rounds: the
+    /// engine reads no clock, its caller gives it `now` once per round.
+    private var roundAt: Double
 
     /// - Parameter loop: the loop to run on, with its cache of open connections; the engine
     ///   leaves none of its requests in it when it returns.
+    /// - Parameter now: monotonic seconds at its creation, where checkpoint and `--max-speed`
+    ///   intervals start.
     init(configuration: EngineConfiguration, loop: CurlLoop, file: PartialFile, cancellation: CancellationFlag,
-         report: @escaping @Sendable (EngineEvent) -> Void) {
+         now: Double, report: @escaping @Sendable (EngineEvent) -> Void) {
         self.configuration = configuration
         self.loop = loop
         self.cancellation = cancellation
@@ -53,7 +58,7 @@ final class TransferEngine: CurlLoopClient {
         scheduler = configuration.scheduler
         budget = RetryBudget(maximumTries: configuration.retry.maximumTries,
                              maximumConnections: configuration.connections.maximum)
-        let now = MonotonicTime.now()
+        roundAt = now
         checkpoints = CheckpointPolicy(now: now, receivedBytes: book.receivedBytes,
                                        intervalSeconds: configuration.checkpointIntervalSeconds,
                                        intervalBytes: configuration.checkpointIntervalBytes)
@@ -93,6 +98,7 @@ final class TransferEngine: CurlLoopClient {
     // MARK: Rounds of the loop
 
     func beforeTransfers(now: Double) throws(DownloadError) {
+        roundAt = now
         if now >= nextDecision {
             try giveUpSlowRequests(now: now)
             try decide(now: now)
@@ -103,16 +109,17 @@ final class TransferEngine: CurlLoopClient {
     }
 
     func afterTransfers(finished: [CurlLoop.Finished], now: Double) throws(DownloadError) -> CurlLoop.Next {
+        roundAt = now
+        // First bytes that came in this round's transfers are dated now, before any is booked.
+        for transfer in active.values { transfer.dateFirstByte(now: now) }
         let moved = deliveredBytes - deliveredBefore
         try takeCompletedWrites()
         for end in finished {
             guard let transfer = active.removeValue(forKey: end.token) else { continue }
-            try complete(transfer, result: end.result, sawLoss: end.connectionSawLoss)
+            try complete(transfer, result: end.result, sawLoss: end.connectionSawLoss, now: now)
         }
-        var now = now
         if !finished.isEmpty {
             // Refill freed connections now, not after the next poll's wait.
-            now = MonotonicTime.now()
             try decide(now: now)
             nextDecision = now + scheduler.decisionInterval(usually: configuration.decisionIntervalSeconds)
         }
@@ -189,7 +196,7 @@ final class TransferEngine: CurlLoopClient {
         for segment in book.forJoining(joined, share: joined * share, minimumBytes: configuration.minimumSplitBytes, proving: provingSources, now: now) {
             _ = try start(segment, now: now)
         }
-        carryOut(sources.dropSlow(running: active.values, now: MonotonicTime.now()))
+        carryOut(sources.dropSlow(running: active.values, now: now), now: now)
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
         var denied = 0
@@ -211,8 +218,8 @@ final class TransferEngine: CurlLoopClient {
         let rule = configuration.request.lowSpeed
         for (transfer, error) in rule.slowRequests(Array(active.values), now: now,
                                                    maximumBytesPerSecond: configuration.request.maximumBytesPerSecond) {
-            detach(transfer)
-            try retry(transfer.segment, after: error, retryAfter: nil)
+            detach(transfer, now: now)
+            try retry(transfer.segment, after: error, retryAfter: nil, now: now)
         }
     }
 
@@ -235,7 +242,7 @@ final class TransferEngine: CurlLoopClient {
         if takeover {
             let speed = Double(transfer.bytesReceived) / max(now - transfer.startedAt, 0.001)
             report(.warning(.slowConnectionReplaced(range: segment.outstanding, bytesPerSecond: speed)))
-            detach(transfer)
+            detach(transfer, now: now)
         }
         let tail = book.add(ByteRange(cut, segment.state.range.upper))
         segment.state.range.upper = cut
@@ -294,7 +301,7 @@ final class TransferEngine: CurlLoopClient {
 
     /// Schedules another try of `segment`, or throws once the retry budget is spent.
     private func retry(_ segment: EngineSegment, after error: DownloadError, retryAfter: Double?,
-                       blame: RetryBudget.Blame = .segment) throws(DownloadError) {
+                       blame: RetryBudget.Blame = .segment, now: Double) throws(DownloadError) {
         switch budget.charge(blame, segmentTries: &segment.triesWithoutProgress, receivedBytes: book.receivedBytes) {
         case .giveUp(let tries):
             let meagre = segment.meagreTries >= tries
@@ -303,7 +310,7 @@ final class TransferEngine: CurlLoopClient {
         case .retry(let tries):
             let jitter = Double.random(in: 0...1, using: &randomState)
             let delay = configuration.retry.delay(beforeRetry: tries, retryAfterSeconds: retryAfter, jitter: jitter)
-            segment.readyAt = MonotonicTime.now() + delay
+            segment.readyAt = now + delay
             report(.retrying(RetryNotice(remaining: segment.outstanding, retry: tries, delaySeconds: delay, reason: error.message)))
         }
     }
@@ -311,9 +318,9 @@ final class TransferEngine: CurlLoopClient {
     /// Aborts every transfer, keeping the valid bytes each had buffered, and waits for every
     /// queued write, so ``segmentStates`` counts all of them.
     /// Bytes of a response whose `Content-Digest` was not checked yet are not counted (see
-    /// ``detach(_:)``): a resume fetches them again.
+    /// ``detach(_:now:)``): a resume fetches them again. Booked at the latest round's instant.
     private func stopAll() {
-        for transfer in active.values { detach(transfer) }
+        for transfer in active.values { detach(transfer, now: roundAt) }
         writer.waitUntilIdle()
         try? takeCompletedWrites()
     }
@@ -322,12 +329,12 @@ final class TransferEngine: CurlLoopClient {
     /// libcurl closes its connection, so a replacement request gets a fresh one.
     /// A response carrying a `Content-Digest` not checked yet keeps none of its bytes: cut off by
     /// us, it can never be proven, and it may be a lying range's (a slow one, replaced).
-    private func detach(_ transfer: SegmentTransfer) {
+    private func detach(_ transfer: SegmentTransfer, now: Double) {
         let unproven = transfer.unprovenFrom
         loop.remove(transfer.easy)
         active.removeValue(forKey: transfer.id)
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
-        sources.ended(transfer, now: MonotonicTime.now())
+        sources.ended(transfer, now: now)
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil
         pool.give(transfer.recyclableBuffer)
@@ -343,15 +350,15 @@ final class TransferEngine: CurlLoopClient {
     }
 
     /// Moves the running requests of dropped sources to the others.
-    private func carryOut(_ dropped: [SourceID]) {
-        for transfer in active.values where dropped.contains(transfer.sourceID) { detach(transfer) }
+    private func carryOut(_ dropped: [SourceID], now: Double) {
+        for transfer in active.values where dropped.contains(transfer.sourceID) { detach(transfer, now: now) }
     }
 
     // MARK: Completion
 
     /// Books a request libcurl finished with `result` and acts on its verdict: done, retried,
     /// its source dropped, or the download failed.
-    private func complete(_ transfer: SegmentTransfer, result: CURLcode, sawLoss: Bool?) throws(DownloadError) {
+    private func complete(_ transfer: SegmentTransfer, result: CURLcode, sawLoss: Bool?, now: Double) throws(DownloadError) {
         let segment = transfer.segment
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
@@ -359,17 +366,17 @@ final class TransferEngine: CurlLoopClient {
         if transfer.head.status != 0 { transfer.validateHead() }
         transfer.settleProof(result: result)
         if transfer.contentCheck != nil { provingSources.insert(transfer.sourceID) }
-        sources.ended(transfer, now: MonotonicTime.now())
+        sources.ended(transfer, now: now)
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
-        report(.requestEnded(transfer.end(result: result, connectionSawLoss: sawLoss, now: MonotonicTime.now())))
+        report(.requestEnded(transfer.end(result: result, connectionSawLoss: sawLoss, now: now)))
         if let version = transfer.httpVersion { httpVersion = version }
         // Before progress is counted: rejected bytes are no progress.
         switch RangeProof(ended: transfer, userURL: sources[source: transfer.sourceID].userURL) {
         case .keep:
             break
         case .reject(let start, let warning, let error):
-            try reject(transfer, from: start, warning, error)
+            try reject(transfer, from: start, warning, error, now: now)
             return
         case .unprovable(let start):
             try discard(segment, from: start)
@@ -397,11 +404,11 @@ final class TransferEngine: CurlLoopClient {
            let drop = sources.failed(transfer, why: transfer.failure?.error.message ?? transfer.easy.errorDetail ?? result.explanation) {
             // A source that fails again and again is dropped; the range goes to another source
             // without spending its tries. The retry names the dropped source's own failure.
-            carryOut([drop])
+            carryOut([drop], now: now)
             let failure = transfer.failure?.error
                 ?? transfer.shortEnd(result: result, proxy: configuration.request.proxyInUse(for: transfer.url))
             try retry(segment, after: failure.with(message: "\(failure.message); its source was dropped, the range goes to another"),
-                      retryAfter: 0, blame: .none)
+                      retryAfter: 0, blame: .none, now: now)
             return
         }
         if !failed { sources.succeeded(transfer.sourceID) }
@@ -410,19 +417,19 @@ final class TransferEngine: CurlLoopClient {
             break
         case .reResolve(let error, let status), .excludeSource(let error, let status):
             let refusal = sources.refused(transfer, status: status, error: error)
-            if let drop = refusal.drop { carryOut([drop]) }
+            if let drop = refusal.drop { carryOut([drop], now: now) }
             guard refusal.retry else { throw refusal.error }
-            try retry(segment, after: error, retryAfter: 0, blame: .none)
+            try retry(segment, after: error, retryAfter: 0, blame: .none, now: now)
             return
         case .pushback(let error, let after):
             pushedBack(error, by: transfer.sourceID)
-            try retry(segment, after: error, retryAfter: after, blame: .pushback)
+            try retry(segment, after: error, retryAfter: after, blame: .pushback, now: now)
             return
         case .retry(let error, let after):
-            try retry(segment, after: error, retryAfter: after)
+            try retry(segment, after: error, retryAfter: after, now: now)
             return
         case .rejectRange(let error):
-            try retry(segment, after: error, retryAfter: 0)
+            try retry(segment, after: error, retryAfter: 0, now: now)
             return
         case .oneStream(let error), .restartWhole(let error), .fatal(let error):
             // The session falls back to one stream (rangesNotHonoured) or restarts (remoteChanged).
@@ -438,17 +445,17 @@ final class TransferEngine: CurlLoopClient {
         guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
         let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)
         if refusedConnection { pushedBack(error, by: transfer.sourceID) }
-        try retry(segment, after: error, retryAfter: nil, blame: refusedConnection ? .pushback : .segment)
+        try retry(segment, after: error, retryAfter: nil, blame: refusedConnection ? .pushback : .segment, now: now)
     }
 
     /// Rejects the bytes of a response that failed its proof (see ``RangeProof/reject(from:warning:error:)``).
     private func reject(_ transfer: SegmentTransfer, from start: Int64, _ warning: DownloadWarning,
-                        _ error: DownloadError) throws(DownloadError) {
+                        _ error: DownloadError, now: Double) throws(DownloadError) {
         try discard(transfer.segment, from: start)
         transfer.segment.distrusted = transfer.sourceID
         report(.warning(warning))
-        if let drop = sources.failed(transfer, why: error.message) { carryOut([drop]) }
-        try retry(transfer.segment, after: error, retryAfter: 0)
+        if let drop = sources.failed(transfer, why: error.message) { carryOut([drop], now: now) }
+        try retry(transfer.segment, after: error, retryAfter: 0, now: now)
     }
 
     /// The server refused a connection (429, 503, a refused or reset connect): fewer connections.
