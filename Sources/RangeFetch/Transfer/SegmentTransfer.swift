@@ -219,6 +219,14 @@ final class SegmentTransfer {
     /// record must not claim bytes past it (a mismatch would reject them).
     var unprovenFrom: Int64? { proof == nil ? contentCheck?.start : nil }
 
+    /// Whether its range may be cut short for another request to take the tail: a response
+    /// carrying a `Content-Digest` is proven only whole, so cutting its tail off would leave its
+    /// bytes unproven; one whose answer has not come yet counts as such when its source sent
+    /// digests before (is in `proving`).
+    func mayBeCut(proving: Set<SourceID>) -> Bool {
+        unprovenFrom == nil && (validated || !proving.contains(sourceID))
+    }
+
     /// Settles what the response's `Content-Digest` proved, once libcurl ended it with `result`.
     /// Only a clean end with every announced byte taken can be checked. Call once, at the end.
     func settleProof(result: CURLcode) {
