@@ -42,7 +42,8 @@ struct EngineBuilder {
         let tracker = ProgressTracker(totalBytes: size, emit: emit)
         let emit = self.emit
         let resumed = mirrors.resumedUnchecked
-        return TransferEngine(configuration: configuration, loop: loop, file: file, cancellation: cancellation) { event in
+        return TransferEngine(configuration: configuration, loop: loop, file: file, cancellation: cancellation,
+                              now: MonotonicTime.now()) { event in
             switch event {
             case .progress(let progress):
                 tracker.update(progress)

@@ -32,70 +32,6 @@ import Glibc
 ///   recycling). See ``connectionLifetimeSeconds(requestBytes:)``.
 /// - **Connection count**: ``ConnectionPolicy``.
 struct TransferScheduler: Sendable {
-    /// Named tuning numbers (seconds and bytes).
-    struct Tuning: Sendable, Equatable {
-        /// While `-n auto` searches for its count, decisions come at least this often, seconds,
-        /// so a measurement window ends when it is due rather than up to one decision interval
-        /// later (20 ms per window cost 1 GiB behind a 12 MiB/s cap 2% over `-n 64`).
-        var searchDecisionSeconds = 0.005
-        /// Speeds are sampled over windows at least this long, seconds.
-        var sampleSeconds = 0.02
-        /// …and at least this many set-up times (a round trip's worth of bursts).
-        var sampleSetupTimes = 2.0
-        /// A request is not judged before this long after its start, seconds…
-        var judgeAfterSeconds = 0.03
-        /// …nor before this many set-up times.
-        var judgeAfterSetupTimes = 5.0
-        /// Slow: under this fraction of the yardstick.
-        var slowFraction = 0.25
-        /// Slow this long (seconds) before a connection is replaced while all are busy…
-        var slowForSeconds = 0.1
-        /// …and this many set-up times (on a lossy long link every connection dips now and then,
-        /// for a retransmission timeout or so, and a fresh one would start slower).
-        var slowForSetupTimes = 10.0
-        /// The yardstick is measured over windows at least this long (seconds)…
-        var yardstickWindowSeconds = 0.01
-        /// …and this many set-up times.
-        var yardstickWindowSetupTimes = 4.0
-        /// The yardstick forgets a better past with this time constant (seconds), so a link that
-        /// got slower for everyone does not make every connection look slow.
-        var yardstickMemorySeconds = 5.0
-        /// Rates are also taken over the last one to two of these (seconds): longer than the
-        /// period of a server that sends in bursts (nginx's `limit_rate` releases each second's
-        /// allowance at once), so a healthy shaped connection is not judged in its quiet part.
-        var speedHorizonSeconds = 1.0
-        /// A request silent for this many horizons is judged by its recent rate alone.
-        var silenceHorizons = 1.5
-        /// A split must bring the end forward by at least this long (seconds)…
-        var minimumGainSeconds = 0.02
-        /// …and by this many set-up times.
-        var minimumGainSetupTimes = 2.0
-        /// A healthy request is not cut so that the new part is shorter than this many bytes.
-        var minimumSplitBytes: Int64 = 128 << 10
-        /// ``startLagSeconds`` is the least of this many requests' lags.
-        var startLagSamples = 8
-        /// Split points are rounded down to this many bytes (the file's write alignment).
-        var splitAlignmentBytes: Int64 = 4096
-        /// Set-up time assumed before one is measured, seconds.
-        var defaultSetupSeconds = 0.05
-        /// Whether slow connections are replaced (and a slow request's rest taken over whole). Off
-        /// under `--max-speed`: the shared cap pauses whichever connection asks when the budget is
-        /// spent, so one that looks slow is only waiting its turn, and a fresh one would wait too.
-        var replacesSlowConnections = true
-        /// A connection is given new ranges for this long (whole seconds; libcurl compares
-        /// strictly, so 1 replaces connections 2 s old or older)…
-        var connectionLifetimeSeconds = 1
-        /// …on links whose set-up time (about a round trip) is at most this (seconds). On longer
-        /// links a fresh connection's slow start costs more than it brings: on a clean 400 Mbit/s,
-        /// 100 ms link, 256 MiB at `-n 16` took 8.1 s recycling against 6.8 s without.
-        var recycleUpToSetupSeconds = 0.06
-        /// Requests smaller than this (small files in a batch, short tails) reuse whatever
-        /// connection is open: for them a handshake costs more than slow start could give.
-        var recycleRequestBytes: Int64 = 1 << 20
-        /// When recycling applies at all (``DownloadOptions/recycleConnections``).
-        var recycling: DownloadOptions.ConnectionRecycling = .afterLoss
-    }
-
     var tuning = Tuning()
     private(set) var connections: ConnectionPolicy
     /// Whether segments may be split (ranged downloads); a single stream cannot be.
@@ -444,40 +380,12 @@ struct TransferScheduler: Sendable {
     }
 
     /// Where to cut `rest` so that its current request (at `victimRate`; `nil`: not known yet)
-    /// and a new connection (at `freshRate`, after the set-up time) finish together; `nil` when
-    /// the cut gains too little.
-    ///
-    /// The victim keeps `x` bytes with `x / v = t0 + (R - x) / f`, so `x = v (t0 f + R) / (v + f)`.
-    func splitPoint(_ rest: ByteRange, victimRate: Double?, freshRate f: Double) -> Int64? {
-        let total = Double(rest.count)
+    /// and a new connection (at `freshRate`) finish together (see ``SplitPoint``); `nil` when the
+    /// cut gains too little.
+    func splitPoint(_ rest: ByteRange, victimRate: Double?, freshRate: Double) -> Int64? {
         // A fresh connection's cost: its set-up, or the time requests lose at their start (a
         // server's slow head, slow start) when that is longer.
-        let t0 = max(setup, startLagSeconds)
-        var offset: Int64
-        if !tuning.replacesSlowConnections {
-            // Under a speed cap measured rates say little (see the tuning): halve, never cancel.
-            offset = rest.lower + rest.count / 2
-        } else if let v = victimRate, v <= 0 {
-            // Judged and stalled: the fresh connection takes everything.
-            return rest.lower
-        } else if let v = victimRate, f > 0 {
-            let keep = min(total, v * (t0 * f + total) / (v + f))
-            let gain = (total - keep) / v
-            guard gain >= max(tuning.minimumGainSeconds, tuning.minimumGainSetupTimes * t0) else { return nil }
-            // A slow request is cancelled outright: the fresh connection takes the whole rest.
-            if v < tuning.slowFraction * f { return rest.lower }
-            offset = rest.lower + Int64(keep)
-        } else {
-            // Nothing measured yet: halve.
-            offset = rest.lower + rest.count / 2
-        }
-        if offset > rest.lower {
-            let aligned = offset / tuning.splitAlignmentBytes * tuning.splitAlignmentBytes
-            if aligned > rest.lower { offset = aligned }
-        }
-        guard offset < rest.upper else { return nil }
-        // A healthy request is not cut into crumbs.
-        if rest.upper - offset < tuning.minimumSplitBytes { return nil }
-        return offset
+        SplitPoint(tuning: tuning, freshCostSeconds: max(setup, startLagSeconds))
+            .offset(rest, victimRate: victimRate, freshRate: freshRate)
     }
 }

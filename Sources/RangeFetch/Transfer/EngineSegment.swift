@@ -55,6 +55,20 @@ final class EngineSegment {
         hasher = rewound
     }
 
+    /// Books the end of a try whose bytes are kept (queued bytes count: their writes land a
+    /// moment later); returns whether it made progress (``RetryBudget/isProgress(gained:rest:)``),
+    /// which clears ``triesWithoutProgress``. A try that passed ``bestWritten`` by too little
+    /// counts as meagre.
+    func bookTry() -> Bool {
+        let reached = state.written + queued
+        guard reached > bestWritten else { return false }
+        let progressed = RetryBudget.isProgress(gained: reached - bestWritten, rest: state.range.count - bestWritten)
+        meagreTries = progressed ? 0 : meagreTries + 1
+        bestWritten = reached
+        if progressed { triesWithoutProgress = 0 }
+        return progressed
+    }
+
     /// The pieces proven in flight whose bytes are all written.
     var writtenProvenPieces: [Int] {
         provenPieces.filter { $0.range.upper <= state.range.lower + state.written }.map(\.index)

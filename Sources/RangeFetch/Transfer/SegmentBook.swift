@@ -76,10 +76,7 @@ final class SegmentBook {
         guard sources > 0 else { return [] }
         var startable: [EngineSegment] { waiting.filter { !$0.outstanding.isEmpty && $0.readyAt <= now } }
         while startable.count < max(share, sources) {
-            let running = segments.filter { segment in
-                guard let transfer = segment.transfer, transfer.unprovenFrom == nil else { return false }
-                return transfer.validated || !proving.contains(transfer.sourceID)
-            }
+            let running = segments.filter { $0.transfer?.mayBeCut(proving: proving) == true }
             guard let largest = running.max(by: { $0.outstanding.count < $1.outstanding.count }),
                   largest.outstanding.count / 2 >= max(minimumBytes, 1) else { break }
             // Rounded down to the file's write alignment, as the scheduler's splits are.

@@ -45,6 +45,17 @@ extension SegmentTransfer {
         return end
     }
 
+    /// How this request turns out once libcurl ended it with `result` and its proof is settled
+    /// (``settleProof(result:)``); `userURL` is its source's URL as the user gave it, `proxy` the
+    /// one it went through.
+    func outcome(result: CURLcode, userURL: String, proxy: String?, streamOfUnknownLength: Bool) -> RequestOutcome {
+        RequestOutcome(RequestOutcome.Facts(
+            proof: RangeProof(ended: self, userURL: userURL), verdict: finalVerdict, transport: result,
+            stoppedAtSegmentEnd: stoppedAtSegmentEnd, failure: failure, receivedBytes: bytesReceived,
+            segmentDone: segment.outstanding.isEmpty, streamOfUnknownLength: streamOfUnknownLength,
+            shortEnd: shortEnd(result: result, proxy: proxy), transportDetail: easy.errorDetail))
+    }
+
     /// Why a request that ended with `result` left bytes of its range unfetched.
     func shortEnd(result: CURLcode, proxy: String?) -> DownloadError {
         let url = Redaction.url(url)

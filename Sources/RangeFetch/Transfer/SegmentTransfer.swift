@@ -41,8 +41,11 @@ final class SegmentTransfer {
     let startedAt: Double
     /// Its record against the download's ``LowSpeedRule``.
     var lowSpeed: LowSpeedWindow
-    /// When the first body byte arrived (monotonic seconds), if it has.
+    /// When the first body byte arrived (monotonic seconds), if it has: the instant of the
+    /// engine's round it came in (``dateFirstByte(now:)``); the transfer reads no clock.
     private(set) var firstByteAt: Double?
+    /// The first body byte came, not dated yet.
+    private var firstByteUndated = false
     /// Unique per request, for the scheduler's speed records.
     let id: Int
     /// The response's HTTP version (`h1.1`, `h2`), once its head was checked.
@@ -110,7 +113,7 @@ final class SegmentTransfer {
     func receive(_ bytes: UnsafeRawBufferPointer) -> Int {
         if !validated {
             validateHead()
-            if failure == nil { firstByteAt = MonotonicTime.now() }
+            if failure == nil { firstByteUndated = true }
         }
         if failure != nil { return keepErrorBody(bytes) }
         if let limiter, !limiter.pointee.take(bytes.count) {
@@ -156,6 +159,13 @@ final class SegmentTransfer {
             return 0
         }
         return bytes.count
+    }
+
+    /// Dates a first body byte that came in the engine's round at `now` (monotonic seconds).
+    func dateFirstByte(now: Double) {
+        guard firstByteUndated else { return }
+        firstByteUndated = false
+        firstByteAt = now
     }
 
     /// The kept error body as text.
@@ -208,6 +218,14 @@ final class SegmentTransfer {
     /// byte's offset when it carries a `Content-Digest` not checked yet, else `nil`. A journal
     /// record must not claim bytes past it (a mismatch would reject them).
     var unprovenFrom: Int64? { proof == nil ? contentCheck?.start : nil }
+
+    /// Whether its range may be cut short for another request to take the tail: a response
+    /// carrying a `Content-Digest` is proven only whole, so cutting its tail off would leave its
+    /// bytes unproven; one whose answer has not come yet counts as such when its source sent
+    /// digests before (is in `proving`).
+    func mayBeCut(proving: Set<SourceID>) -> Bool {
+        unprovenFrom == nil && (validated || !proving.contains(sourceID))
+    }
 
     /// Settles what the response's `Content-Digest` proved, once libcurl ended it with `result`.
     /// Only a clean end with every announced byte taken can be checked. Call once, at the end.

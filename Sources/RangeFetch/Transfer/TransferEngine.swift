@@ -9,7 +9,8 @@ import Glibc
 /// It only carries out decisions: which segment to start, where to split, how many connections
 /// and who is too slow come from a ``TransferScheduler``; what a response means from its
 /// ``ResponseVerdict``; where a request goes from the ``SourceSet``; when to checkpoint from a
-/// ``CheckpointPolicy``; whether to retry from the ``RetryBudget`` and when from the ``RetryPolicy``.
+/// ``CheckpointPolicy``; whether and when to retry from its ``SegmentRetries``; what an ended request
+/// comes to from its ``RequestOutcome``; how long to wait between rounds from ``RoundPacing``.
 final class TransferEngine: CurlLoopClient {
     private let configuration: EngineConfiguration
     private let cancellation: CancellationFlag
@@ -22,13 +23,12 @@ final class TransferEngine: CurlLoopClient {
     private var nextTransferID = 0
     /// The requests in the loop, by their token: the transfer's id.
     private var active: [Int: SegmentTransfer] = [:]
-    private var budget: RetryBudget
+    private var retries: SegmentRetries
     /// The main URL and its mirrors: where requests go, how each does, which are dropped.
     private let sources: EngineSources
     private var checkpoints: CheckpointPolicy
     /// `--max-speed`: one bucket for all transfers.
     private let speedLimit: SpeedLimit?
-    private var randomState = SystemRandomNumberGenerator()
     private var nextProgress = 0.0
     private var nextDecision = 0.0
     /// ``deliveredBytes`` before this round's transfers ran.
@@ -37,11 +37,16 @@ final class TransferEngine: CurlLoopClient {
     private var httpVersion: String?
     /// Sources that have sent a `Content-Digest` we can check: their ranges are not split.
     private var provingSources: Set<SourceID> = []
+    /// The instant of the latest round (monotonic seconds), for a stop between rounds: the
+    /// engine reads no clock, its caller gives it `now` once per round.
+    private var roundAt: Double
 
     /// - Parameter loop: the loop to run on, with its cache of open connections; the engine
     ///   leaves none of its requests in it when it returns.
+    /// - Parameter now: monotonic seconds at its creation, where checkpoint and `--max-speed`
+    ///   intervals start.
     init(configuration: EngineConfiguration, loop: CurlLoop, file: PartialFile, cancellation: CancellationFlag,
-         report: @escaping @Sendable (EngineEvent) -> Void) {
+         now: Double, report: @escaping @Sendable (EngineEvent) -> Void) {
         self.configuration = configuration
         self.loop = loop
         self.cancellation = cancellation
@@ -51,9 +56,8 @@ final class TransferEngine: CurlLoopClient {
         pool = configuration.writeBuffers
         writer = WriteQueue(file: file, pool: pool, wake: { [loop] in loop.wakeup() })
         scheduler = configuration.scheduler
-        budget = RetryBudget(maximumTries: configuration.retry.maximumTries,
-                             maximumConnections: configuration.connections.maximum)
-        let now = MonotonicTime.now()
+        retries = SegmentRetries(policy: configuration.retry, maximumConnections: configuration.connections.maximum)
+        roundAt = now
         checkpoints = CheckpointPolicy(now: now, receivedBytes: book.receivedBytes,
                                        intervalSeconds: configuration.checkpointIntervalSeconds,
                                        intervalBytes: configuration.checkpointIntervalBytes)
@@ -93,6 +97,7 @@ final class TransferEngine: CurlLoopClient {
     // MARK: Rounds of the loop
 
     func beforeTransfers(now: Double) throws(DownloadError) {
+        roundAt = now
         if now >= nextDecision {
             try giveUpSlowRequests(now: now)
             try decide(now: now)
@@ -103,16 +108,17 @@ final class TransferEngine: CurlLoopClient {
     }
 
     func afterTransfers(finished: [CurlLoop.Finished], now: Double) throws(DownloadError) -> CurlLoop.Next {
+        roundAt = now
+        // First bytes that came in this round's transfers are dated now, before any is booked.
+        for transfer in active.values { transfer.dateFirstByte(now: now) }
         let moved = deliveredBytes - deliveredBefore
         try takeCompletedWrites()
         for end in finished {
             guard let transfer = active.removeValue(forKey: end.token) else { continue }
-            try complete(transfer, result: end.result, sawLoss: end.connectionSawLoss)
+            try complete(transfer, result: end.result, sawLoss: end.connectionSawLoss, now: now)
         }
-        var now = now
         if !finished.isEmpty {
             // Refill freed connections now, not after the next poll's wait.
-            now = MonotonicTime.now()
             try decide(now: now)
             nextDecision = now + scheduler.decisionInterval(usually: configuration.decisionIntervalSeconds)
         }
@@ -132,14 +138,12 @@ final class TransferEngine: CurlLoopClient {
             // Bytes of a response whose Content-Digest is not checked yet are not claimed.
             report(.checkpoint(book.recordedStates, mirrorBytes: sources.mirrorBytes(running: active.values)))
         }
-        if moved < Self.coalesceBytes && finished.isEmpty && !active.isEmpty {
-            // A trickle (a lossy WAN delivers a packet or two per wake-up): let the sockets
-            // gather more before the next round, which would otherwise cost a system call per
-            // connection for a few kilobytes.
-            usleep(Self.coalesceMicroseconds)
+        if RoundPacing.isTrickle(movedBytes: moved, anyEnded: !finished.isEmpty, anyRunning: !active.isEmpty) {
+            usleep(RoundPacing.coalesceMicroseconds)
         }
         configuration.lease?.settle(open: loop.openConnections)
-        return .wait(milliseconds: pollTimeoutMilliseconds(now: now))
+        return .wait(milliseconds: RoundPacing.pollMilliseconds(now: now, paused: active.values.contains(where: \.isPaused),
+                                                                nextDecision: nextDecision, readyAt: book.waiting.lazy.map(\.readyAt)))
     }
 
     private func progress() -> EngineProgress {
@@ -150,11 +154,6 @@ final class TransferEngine: CurlLoopClient {
                               activeConnections: active.count, targetConnections: scheduler.targetConnections,
                               tcpConnections: loop.openConnections, httpVersion: httpVersion)
     }
-
-    /// A round of transfers that moved less than this many bytes counts as a trickle…
-    private static let coalesceBytes: Int64 = 64 << 10
-    /// …and the next round waits this long (a few kilobytes per connection at WAN rates).
-    private static let coalesceMicroseconds: UInt32 = 2_000
 
     /// Body bytes the active requests have delivered so far.
     private var deliveredBytes: Int64 {
@@ -170,17 +169,6 @@ final class TransferEngine: CurlLoopClient {
         if let failure { throw failure.downloadError }
     }
 
-    /// Longest poll wait, milliseconds: without socket activity the loop still wakes for
-    /// scheduler decisions, retries and `--max-speed` refills.
-    private static let idlePollMilliseconds: Double = 100
-
-    private func pollTimeoutMilliseconds(now: Double) -> Int32 {
-        if active.values.contains(where: \.isPaused) { return 5 }
-        var wake = min(now + Self.idlePollMilliseconds / 1000, nextDecision)
-        for segment in book.waiting where segment.readyAt > now { wake = min(wake, segment.readyAt) }
-        return Int32(max(1, min(Self.idlePollMilliseconds, (wake - now) * 1000)))
-    }
-
     // MARK: Carrying out the scheduler's decisions
 
     private func decide(now: Double) throws(DownloadError) {
@@ -189,7 +177,7 @@ final class TransferEngine: CurlLoopClient {
         for segment in book.forJoining(joined, share: joined * share, minimumBytes: configuration.minimumSplitBytes, proving: provingSources, now: now) {
             _ = try start(segment, now: now)
         }
-        carryOut(sources.dropSlow(running: active.values, now: MonotonicTime.now()))
+        carryOut(sources.dropSlow(running: active.values, now: now), now: now)
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
         var denied = 0
@@ -211,8 +199,8 @@ final class TransferEngine: CurlLoopClient {
         let rule = configuration.request.lowSpeed
         for (transfer, error) in rule.slowRequests(Array(active.values), now: now,
                                                    maximumBytesPerSecond: configuration.request.maximumBytesPerSecond) {
-            detach(transfer)
-            try retry(transfer.segment, after: error, retryAfter: nil)
+            detach(transfer, now: now)
+            try retry(transfer.segment, after: error, retryAfter: nil, now: now)
         }
     }
 
@@ -224,18 +212,14 @@ final class TransferEngine: CurlLoopClient {
         let cut = max(offset, segment.outstanding.lower)
         guard cut < segment.state.range.upper else { return true }
         let takeover = cut == segment.outstanding.lower
-        // A response carrying a Content-Digest is proven only whole: cutting its tail off would
-        // leave its bytes unproven, so it runs to its end (a slow one may still be replaced). A
-        // request whose answer has not come yet counts as one when its source sent digests before.
-        if !takeover, transfer.unprovenFrom != nil || (!transfer.validated && provingSources.contains(transfer.sourceID)) {
-            return true
-        }
+        // A slow request that may not be cut (``SegmentTransfer/mayBeCut(proving:)``) may still be replaced.
+        if !takeover, !transfer.mayBeCut(proving: provingSources) { return true }
         // A takeover hands the victim's connection on; a plain split needs one more.
         if !takeover, let lease = configuration.lease, !lease.acquire(host: sources[.main].origin) { return false }
         if takeover {
             let speed = Double(transfer.bytesReceived) / max(now - transfer.startedAt, 0.001)
             report(.warning(.slowConnectionReplaced(range: segment.outstanding, bytesPerSecond: speed)))
-            detach(transfer)
+            detach(transfer, now: now)
         }
         let tail = book.add(ByteRange(cut, segment.state.range.upper))
         segment.state.range.upper = cut
@@ -294,26 +278,17 @@ final class TransferEngine: CurlLoopClient {
 
     /// Schedules another try of `segment`, or throws once the retry budget is spent.
     private func retry(_ segment: EngineSegment, after error: DownloadError, retryAfter: Double?,
-                       blame: RetryBudget.Blame = .segment) throws(DownloadError) {
-        switch budget.charge(blame, segmentTries: &segment.triesWithoutProgress, receivedBytes: book.receivedBytes) {
-        case .giveUp(let tries):
-            let meagre = segment.meagreTries >= tries
-                ? " (each brought under \(ByteCount.format(RetryBudget.meagreTryBytes)): the server ends every response early)" : ""
-            throw error.with(message: "\(error.message) — gave up after \(tries) tries\(meagre)")
-        case .retry(let tries):
-            let jitter = Double.random(in: 0...1, using: &randomState)
-            let delay = configuration.retry.delay(beforeRetry: tries, retryAfterSeconds: retryAfter, jitter: jitter)
-            segment.readyAt = MonotonicTime.now() + delay
-            report(.retrying(RetryNotice(remaining: segment.outstanding, retry: tries, delaySeconds: delay, reason: error.message)))
-        }
+                       blame: RetryBudget.Blame = .segment, now: Double) throws(DownloadError) {
+        report(.retrying(try retries.retry(segment, after: error, retryAfter: retryAfter, blame: blame,
+                                           receivedBytes: book.receivedBytes, now: now)))
     }
 
     /// Aborts every transfer, keeping the valid bytes each had buffered, and waits for every
     /// queued write, so ``segmentStates`` counts all of them.
     /// Bytes of a response whose `Content-Digest` was not checked yet are not counted (see
-    /// ``detach(_:)``): a resume fetches them again.
+    /// ``detach(_:now:)``): a resume fetches them again. Booked at the latest round's instant.
     private func stopAll() {
-        for transfer in active.values { detach(transfer) }
+        for transfer in active.values { detach(transfer, now: roundAt) }
         writer.waitUntilIdle()
         try? takeCompletedWrites()
     }
@@ -322,12 +297,12 @@ final class TransferEngine: CurlLoopClient {
     /// libcurl closes its connection, so a replacement request gets a fresh one.
     /// A response carrying a `Content-Digest` not checked yet keeps none of its bytes: cut off by
     /// us, it can never be proven, and it may be a lying range's (a slow one, replaced).
-    private func detach(_ transfer: SegmentTransfer) {
+    private func detach(_ transfer: SegmentTransfer, now: Double) {
         let unproven = transfer.unprovenFrom
         loop.remove(transfer.easy)
         active.removeValue(forKey: transfer.id)
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
-        sources.ended(transfer, now: MonotonicTime.now())
+        sources.ended(transfer, now: now)
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil
         pool.give(transfer.recyclableBuffer)
@@ -343,15 +318,15 @@ final class TransferEngine: CurlLoopClient {
     }
 
     /// Moves the running requests of dropped sources to the others.
-    private func carryOut(_ dropped: [SourceID]) {
-        for transfer in active.values where dropped.contains(transfer.sourceID) { detach(transfer) }
+    private func carryOut(_ dropped: [SourceID], now: Double) {
+        for transfer in active.values where dropped.contains(transfer.sourceID) { detach(transfer, now: now) }
     }
 
     // MARK: Completion
 
-    /// Books a request libcurl finished with `result` and acts on its verdict: done, retried,
-    /// its source dropped, or the download failed.
-    private func complete(_ transfer: SegmentTransfer, result: CURLcode, sawLoss: Bool?) throws(DownloadError) {
+    /// Books a request libcurl finished with `result` and carries out its ``RequestOutcome``: done,
+    /// retried, its source dropped, or the download failed.
+    private func complete(_ transfer: SegmentTransfer, result: CURLcode, sawLoss: Bool?, now: Double) throws(DownloadError) {
         let segment = transfer.segment
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
@@ -359,96 +334,61 @@ final class TransferEngine: CurlLoopClient {
         if transfer.head.status != 0 { transfer.validateHead() }
         transfer.settleProof(result: result)
         if transfer.contentCheck != nil { provingSources.insert(transfer.sourceID) }
-        sources.ended(transfer, now: MonotonicTime.now())
+        sources.ended(transfer, now: now)
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
-        report(.requestEnded(transfer.end(result: result, connectionSawLoss: sawLoss, now: MonotonicTime.now())))
+        report(.requestEnded(transfer.end(result: result, connectionSawLoss: sawLoss, now: now)))
         if let version = transfer.httpVersion { httpVersion = version }
-        // Before progress is counted: rejected bytes are no progress.
-        switch RangeProof(ended: transfer, userURL: sources[source: transfer.sourceID].userURL) {
-        case .keep:
-            break
-        case .reject(let start, let warning, let error):
-            try reject(transfer, from: start, warning, error)
+        let outcome = transfer.outcome(result: result, userURL: sources[source: transfer.sourceID].userURL,
+                                       proxy: configuration.request.proxyInUse(for: transfer.url),
+                                       streamOfUnknownLength: configuration.mode == .singleStream && configuration.remote.size == nil)
+        if outcome.keepsBytes {
+            // Rejected bytes are no progress.
+            if segment.bookTry() { retries.segmentProgressed() }
+            if transfer.overlong { report(.warning(.overlongResponse(url: Redaction.url(transfer.url), range: transfer.requested))) }
+            sources.learn(from: transfer)
+        }
+        if let fault = outcome.sourceFault, let drop = sources.failed(transfer, why: fault.why) {
+            // A source that fails again and again is dropped; the range goes to another source
+            // without spending its tries. The retry names the dropped source's own failure.
+            carryOut([drop], now: now)
+            try retry(segment, after: fault.error, retryAfter: 0, blame: .none, now: now)
             return
+        }
+        if outcome.succeeded { sources.succeeded(transfer.sourceID) }
+        switch outcome.action {
+        case .reject(let start, let warning, let error):
+            try reject(transfer, from: start, warning, error, now: now)
         case .unprovable(let start):
             try discard(segment, from: start)
             sources.learn(from: transfer)
-            return
-        }
-        // Bytes queued for writing count as progress: their writes land a moment later.
-        let reached = segment.state.written + segment.queued
-        if reached > segment.bestWritten {
-            let progressed = RetryBudget.isProgress(gained: reached - segment.bestWritten,
-                                                    rest: segment.state.range.count - segment.bestWritten)
-            segment.meagreTries = progressed ? 0 : segment.meagreTries + 1
-            segment.bestWritten = reached
-            if progressed {
-                segment.triesWithoutProgress = 0
-                budget.segmentProgressed()
-            }
-        }
-        if transfer.overlong {
-            report(.warning(.overlongResponse(url: Redaction.url(transfer.url), range: transfer.requested)))
-        }
-        sources.learn(from: transfer)
-        let failed = (result != CURLE_OK && !transfer.stoppedAtSegmentEnd) || transfer.failure != nil
-        if failed, transfer.failure?.isFatal != true,
-           let drop = sources.failed(transfer, why: transfer.failure?.error.message ?? transfer.easy.errorDetail ?? result.explanation) {
-            // A source that fails again and again is dropped; the range goes to another source
-            // without spending its tries. The retry names the dropped source's own failure.
-            carryOut([drop])
-            let failure = transfer.failure?.error
-                ?? transfer.shortEnd(result: result, proxy: configuration.request.proxyInUse(for: transfer.url))
-            try retry(segment, after: failure.with(message: "\(failure.message); its source was dropped, the range goes to another"),
-                      retryAfter: 0, blame: .none)
-            return
-        }
-        if !failed { sources.succeeded(transfer.sourceID) }
-        switch transfer.finalVerdict {
-        case .accept:
+        case .done:
             break
-        case .reResolve(let error, let status), .excludeSource(let error, let status):
+        case .endOfFile:
+            segment.state.range.upper = segment.state.range.lower + segment.state.written + segment.queued
+        case .refused(let error, let status):
             let refusal = sources.refused(transfer, status: status, error: error)
-            if let drop = refusal.drop { carryOut([drop]) }
+            if let drop = refusal.drop { carryOut([drop], now: now) }
             guard refusal.retry else { throw refusal.error }
-            try retry(segment, after: error, retryAfter: 0, blame: .none)
-            return
+            try retry(segment, after: error, retryAfter: 0, blame: .none, now: now)
         case .pushback(let error, let after):
             pushedBack(error, by: transfer.sourceID)
-            try retry(segment, after: error, retryAfter: after, blame: .pushback)
-            return
+            try retry(segment, after: error, retryAfter: after, blame: .pushback, now: now)
         case .retry(let error, let after):
-            try retry(segment, after: error, retryAfter: after)
-            return
-        case .rejectRange(let error):
-            try retry(segment, after: error, retryAfter: 0)
-            return
-        case .oneStream(let error), .restartWhole(let error), .fatal(let error):
-            // The session falls back to one stream (rangesNotHonoured) or restarts (remoteChanged).
+            try retry(segment, after: error, retryAfter: after, now: now)
+        case .fail(let error):
             throw error
         }
-        if segment.outstanding.isEmpty { return }
-        if configuration.mode == .singleStream && configuration.remote.size == nil && result == CURLE_OK {
-            // Unknown length: the end of a successful body is the end of the file.
-            segment.state.range.upper = segment.state.range.lower + segment.state.written + segment.queued
-            return
-        }
-        let error = transfer.shortEnd(result: result, proxy: configuration.request.proxyInUse(for: transfer.url))
-        guard result == CURLE_OK || TransferFailure.isRetryableDuringTransfer(result) else { throw error }
-        let refusedConnection = result == CURLE_COULDNT_CONNECT || (result == CURLE_RECV_ERROR && transfer.bytesReceived == 0)
-        if refusedConnection { pushedBack(error, by: transfer.sourceID) }
-        try retry(segment, after: error, retryAfter: nil, blame: refusedConnection ? .pushback : .segment)
     }
 
     /// Rejects the bytes of a response that failed its proof (see ``RangeProof/reject(from:warning:error:)``).
     private func reject(_ transfer: SegmentTransfer, from start: Int64, _ warning: DownloadWarning,
-                        _ error: DownloadError) throws(DownloadError) {
+                        _ error: DownloadError, now: Double) throws(DownloadError) {
         try discard(transfer.segment, from: start)
         transfer.segment.distrusted = transfer.sourceID
         report(.warning(warning))
-        if let drop = sources.failed(transfer, why: error.message) { carryOut([drop]) }
-        try retry(transfer.segment, after: error, retryAfter: 0)
+        if let drop = sources.failed(transfer, why: error.message) { carryOut([drop], now: now) }
+        try retry(transfer.segment, after: error, retryAfter: 0, now: now)
     }
 
     /// The server refused a connection (429, 503, a refused or reset connect): fewer connections.
