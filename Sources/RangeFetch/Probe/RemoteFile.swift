@@ -30,8 +30,8 @@ public struct RemoteFile: Sendable, Equatable, Codable {
     /// Other URLs of the same file its `Link: <URL>; rel=duplicate` headers name (Metalink/HTTP,
     /// RFC 6249): tried as mirrors, under the same agreement rules as those given.
     public var duplicates: [String] = []
-    /// Duplicates named past ``LinkHeader/maximumDuplicates``: backups, each checked only when
-    /// an agreed mirror is dropped (see ``DownloadOptions/backupMirrors``).
+    /// Duplicates named past `LinkHeader.maximumDuplicates`: backups, each checked only when
+    /// an agreed mirror is dropped (see `DownloadOptions.backupMirrors`).
     public var backupDuplicates: [String] = []
     /// The metalink its `Link: <URL>; rel=describedby; type="application/metalink4+xml"` header
     /// names (RFC 6249), if any.
