@@ -77,9 +77,20 @@ final class MetalinkDownloadTests {
         return (servers, size, meta, lying)
     }
 
+    /// The most two servers may send for `size` bytes when a mirror, agreed while the download
+    /// runs, corrupts one piece: the file, the bad piece again, the mirror's 4 KiB samples, and
+    /// for each range the mirror took (it joins by cutting running ranges in two) what was in
+    /// flight on the cut request when it reached its new end: the socket buffers, 128-320 KiB
+    /// measured here, allowed 512 KiB. Before mirrors joined mid-run this was 1.1 times the file.
+    static func servedBound(size: Int64, mirror: FaultServer.Stats) -> Int64 {
+        let ranges = Int64(mirror.log.filter { $0.status == 206 && $0.bytes > 4096 }.count)
+        return size + Int64(pieceBytes) + 8 * 4096 + ranges * (512 << 10)
+    }
+
     /// The issue's case: 16 MiB in 1 MiB pieces over two sources, the mirror corrupting one range
     /// after passing its samples. The file is exact, the mirror is named, and only its bad piece
-    /// came twice: the servers sent at most 1.1 times the file.
+    /// came twice: the servers sent the file, that piece again, and for each range the mirror
+    /// took (see ``servedBound(size:mirror:)``) at most the bytes in flight when it was cut.
     @Test func aCorruptingMirrorsBadPieceIsFetchedAgainAndItIsBlamed() throws {
         let (servers, size, meta, lying) = try corruptingMirror("p.bin")
         defer { servers.forEach { $0.stop() } }
@@ -92,7 +103,8 @@ final class MetalinkDownloadTests {
         #expect(result.stderr.contains("\(lying): piece ") && result.stderr.contains("does not match the metalink's piece digest"),
                 "\(result.stderr)")
         let served = stats.reduce(0) { $0 + $1.body_bytes }
-        #expect(Double(served) <= 1.1 * Double(size), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(result.stderr)")
+        #expect(served <= Self.servedBound(size: size, mirror: stats[1]),
+                "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(result.stderr)")
         #expect(!out.exists("p.bin.part") && !out.exists("p.bin.part.rfjournal"))
     }
 
@@ -133,7 +145,7 @@ final class MetalinkDownloadTests {
         #expect(stats[0].log.contains(where: refetched),
                 "the honest server was not asked for bytes \(bad)-: \(stats[0].log.map(\.range))")
         let served = stats.reduce(0) { $0 + $1.body_bytes }
-        #expect(Double(served) <= 1.1 * Double(size), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(stats.map { $0.log.map { "\($0.status) \($0.range ?? "") \($0.bytes)" } })")
+        #expect(served <= Self.servedBound(size: size, mirror: stats[1]), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(stats.map { $0.log.map { "\($0.status) \($0.range ?? "") \($0.bytes)" } })")
     }
 
     /// A piece no single response delivers whole (a segment boundary cuts it) is left to the

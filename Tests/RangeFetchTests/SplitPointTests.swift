@@ -12,6 +12,7 @@ struct SplitPointTests {
         var freshRate = 10e6
         var freshCostSeconds = 0.05
         var replacesSlowConnections = true
+        var pieceBytes: Int64?
         var cut: Int64?
         var testDescription: String { name }
     }
@@ -28,12 +29,15 @@ struct SplitPointTests {
         Case(name: "a new part under 128 KiB is not cut off", rest: ByteRange(0, 200 << 10), victimRate: nil, cut: nil),
         Case(name: "an unaligned rest is halved and rounded down to 4 KiB", rest: ByteRange(4097, 4097 + (1 << 20)),
              victimRate: nil, cut: 129 * 4096),
+        Case(name: "with 1 MiB metalink pieces: on the piece boundary below", rest: ByteRange(300_000, 4 << 20),
+             victimRate: nil, pieceBytes: 1 << 20, cut: 2 << 20),
     ]
 
     @Test(arguments: cases)
     func cuts(_ test: Case) {
         var tuning = TransferScheduler.Tuning()
         tuning.replacesSlowConnections = test.replacesSlowConnections
+        tuning.cutAlignment.pieceBytes = test.pieceBytes
         let rule = SplitPoint(tuning: tuning, freshCostSeconds: test.freshCostSeconds)
         #expect(rule.offset(test.rest, victimRate: test.victimRate, freshRate: test.freshRate) == test.cut)
     }

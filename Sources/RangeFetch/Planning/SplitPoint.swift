@@ -11,7 +11,7 @@
 /// | measured                            | at `x`, if it brings the end forward enough       |
 /// | not measured yet                    | in half                                           |
 ///
-/// Cuts are rounded down to ``TransferScheduler/Tuning/splitAlignmentBytes``; none leaves the new
+/// Cuts are moved onto a boundary by ``TransferScheduler/Tuning/cutAlignment``; none leaves the new
 /// part under ``TransferScheduler/Tuning/minimumSplitBytes``.
 struct SplitPoint: Sendable {
     var tuning: TransferScheduler.Tuning
@@ -41,10 +41,7 @@ struct SplitPoint: Sendable {
             // Nothing measured yet: halve.
             offset = rest.lower + rest.count / 2
         }
-        if offset > rest.lower {
-            let aligned = offset / tuning.splitAlignmentBytes * tuning.splitAlignmentBytes
-            if aligned > rest.lower { offset = aligned }
-        }
+        if offset > rest.lower { offset = tuning.cutAlignment.cut(offset, lower: rest.lower, upper: rest.upper) }
         guard offset < rest.upper else { return nil }
         // A healthy request is not cut into crumbs.
         if rest.upper - offset < tuning.minimumSplitBytes { return nil }

@@ -41,8 +41,8 @@ extension TransferScheduler {
         var minimumSplitBytes: Int64 = 128 << 10
         /// ``startLagSeconds`` is the least of this many requests' lags.
         var startLagSamples = 8
-        /// Split points are rounded down to this many bytes (the file's write alignment).
-        var splitAlignmentBytes: Int64 = 4096
+        /// Where split points land: on the write alignment, or a metalink's piece boundaries.
+        var cutAlignment = CutAlignment()
         /// Set-up time assumed before one is measured, seconds.
         var defaultSetupSeconds = 0.05
         /// Whether slow connections are replaced (and a slow request's rest taken over whole). Off

@@ -63,12 +63,18 @@ extension EngineConfiguration {
         return BufferPool(flushBytes: writeBufferBytes)
     }
 
+    /// Where this download's ranges are cut: on its metalink's piece boundaries, if it has any.
+    var cutAlignment: CutAlignment {
+        CutAlignment(pieceBytes: mode == .ranged ? pieces?.length : nil)
+    }
+
     /// The scheduler for this download: its connection policy (one for a single stream) and tuning.
     var scheduler: TransferScheduler {
         var tuning = TransferScheduler.Tuning()
         tuning.minimumSplitBytes = minimumSplitBytes
         tuning.replacesSlowConnections = request.maximumBytesPerSecond == nil
         tuning.recycling = recycleConnections
+        tuning.cutAlignment = cutAlignment
         let ranged = mode == .ranged
         return TransferScheduler(connections: ranged ? connections : .fixed(1), splittable: ranged, tuning: tuning)
     }

@@ -10,13 +10,22 @@ final class SegmentBook {
 
     /// The journal's block grid (``EngineConfiguration/blockGrid``).
     private let grid: BlockGrid?
+    /// Where a joining source's cuts land (``CutAlignment``).
+    private let alignment: CutAlignment
 
-    init(states: [SegmentState], laterPieces: StreamPlan?, grid: BlockGrid? = nil) {
+    init(states: [SegmentState], laterPieces: StreamPlan?, grid: BlockGrid? = nil, alignment: CutAlignment = CutAlignment()) {
         self.grid = grid
+        self.alignment = alignment
         segments = states.enumerated().map { EngineSegment(id: $0.offset, state: $0.element, grid: grid) }
         nextID = segments.count
         self.laterPieces = laterPieces
         for segment in segments { byID[segment.id] = segment }
+    }
+
+    /// The book of a download's plan: its segments, later pieces, block grid and cut alignment.
+    convenience init(_ configuration: EngineConfiguration) {
+        self.init(states: configuration.segments, laterPieces: configuration.laterPieces, grid: configuration.blockGrid,
+                  alignment: configuration.cutAlignment)
     }
 
     subscript(id: Int) -> EngineSegment? { byID[id] }
@@ -79,9 +88,9 @@ final class SegmentBook {
             let running = segments.filter { $0.transfer?.mayBeCut(proving: proving) == true }
             guard let largest = running.max(by: { $0.outstanding.count < $1.outstanding.count }),
                   largest.outstanding.count / 2 >= max(minimumBytes, 1) else { break }
-            // Rounded down to the file's write alignment, as the scheduler's splits are.
-            let half = largest.outstanding.lower + largest.outstanding.count / 2
-            let cut = max(half / 4096 * 4096, largest.outstanding.lower + 1)
+            // On a piece boundary or the write alignment, as the scheduler's splits are.
+            let rest = largest.outstanding
+            let cut = alignment.cut(rest.lower + rest.count / 2, lower: rest.lower, upper: rest.upper)
             add(ByteRange(cut, largest.state.range.upper))
             largest.state.range.upper = cut
         }

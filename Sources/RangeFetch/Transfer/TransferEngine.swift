@@ -52,7 +52,7 @@ final class TransferEngine: CurlLoopClient {
         self.cancellation = cancellation
         self.report = report
         sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, feed: configuration.mirrorFeed, report: report)
-        book = SegmentBook(states: configuration.segments, laterPieces: configuration.laterPieces, grid: configuration.blockGrid)
+        book = SegmentBook(configuration)
         pool = configuration.writeBuffers
         writer = WriteQueue(file: file, pool: pool, wake: { [loop] in loop.wakeup() })
         scheduler = configuration.scheduler
