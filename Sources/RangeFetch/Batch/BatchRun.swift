@@ -215,14 +215,7 @@ final class BatchRun: Sendable {
 
     /// `options` with connection counts no larger than the batch's budget allows one file.
     private static func withinBudget(_ options: DownloadOptions, _ batch: BatchOptions) -> DownloadOptions {
-        var options = options
-        // Each source of a file is capped per host; mirrors on other hosts add connections.
-        let sources = 1 + options.mirrors.count
-        let cap = min(batch.maximumConnections, batch.maximumConnectionsPerHost * sources)
-        options.maximumConnections = min(options.maximumConnections, cap)
-        options.maximumConnectionsPerHost = min(options.maximumConnectionsPerHost, batch.maximumConnectionsPerHost)
-        if case .fixed(let count) = options.connections { options.connections = .fixed(min(count, cap)) }
-        return options
+        options.within(total: batch.maximumConnections, perHost: batch.maximumConnectionsPerHost)
     }
 
     /// Creates the directory a file goes into (entries may name new ones), then checks it.

@@ -196,3 +196,17 @@ public struct DownloadOptions: Sendable {
         }
     }
 }
+
+extension DownloadOptions {
+    /// These options with connection counts no larger than a shared budget of `total`
+    /// connections, `perHost` to one host, allows one file (a batch's, a queue's). Each source
+    /// of a file is capped per host; mirrors on other hosts add connections.
+    func within(total: Int, perHost: Int) -> DownloadOptions {
+        var options = self
+        let cap = min(total, perHost * (1 + mirrors.count))
+        options.maximumConnections = min(maximumConnections, cap)
+        options.maximumConnectionsPerHost = min(maximumConnectionsPerHost, perHost)
+        if case .fixed(let count) = connections { options.connections = .fixed(min(count, cap)) }
+        return options
+    }
+}

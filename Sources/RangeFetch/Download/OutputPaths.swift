@@ -168,3 +168,10 @@ struct StreamTarget: Sendable {
         throw DownloadError(.fileSystem(errno: EACCES), "\(final) is \(SpecialFileRule.kindName(info.st_mode)) owned by uid \(info.st_uid) in \(directory), which anyone can write to; another user may be reading it, so nothing was written to it", remedy: .removeStrayFile)
     }
 }
+
+extension OutputPaths {
+    /// The paths of a download whose final path is known (a queue removing its partial file).
+    init(final: String) {
+        self.final = final
+    }
+}

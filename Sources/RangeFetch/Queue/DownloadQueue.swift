@@ -1,0 +1,308 @@
+import Synchronization
+
+/// Many downloads kept in order, ``maximumActive`` of them running at once, that can be added,
+/// paused, resumed, removed and reordered while they run: what an app's download manager (and
+/// `rangefetch daemon`) stands on.
+///
+/// ```swift
+/// let queue = DownloadQueue(options: options, maximumActive: 3)
+/// let events = queue.events()
+/// let id = try queue.add("https://example.com/big.iso")
+/// for await event in events {
+///     if case .completed(id, let summary) = event { print(summary.path); break }
+/// }
+/// try queue.pause(other)      // returns at once; `.paused(other)` follows when no bytes arrive
+/// await queue.shutdown()      // every running download stopped, its journal on disk
+/// ```
+///
+/// The running downloads share one connection budget (``DownloadOptions/maximumConnections``
+/// in all, ``DownloadOptions/maximumConnectionsPerHost`` to one host, earlier downloads first),
+/// one TLS session and DNS cache, and one pool of write buffers. A paused download keeps its
+/// `NAME.part` and journal: resuming it (here or in a later process, by adding the same URL)
+/// fetches only what is not on disk. Files under 2 MiB keep no journal and start over.
+///
+/// The decisions are ``QueueBook``'s (pure, table-tested); this type carries them out. Each
+/// running download has a thread of its own (``BlockingWork``), joined before its end is said.
+public final class DownloadQueue: Sendable {
+    private struct Item: Sendable {
+        var url: String
+        /// The URL parsed once, its secrets bound to its origin.
+        var source: ResolvedSource
+        var options: DownloadOptions
+        /// Set while it runs: tripping it stops the download.
+        var cancellation: CancellationFlag?
+        var task: Task<Void, Never>?
+        var path: String?
+        var receivedBytes: Int64 = 0
+        var totalBytes: Int64?
+        var error: DownloadError?
+    }
+
+    private struct State: Sendable {
+        var book: QueueBook
+        var items: [DownloadID: Item] = [:]
+        var subscribers: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
+        var nextSubscriber = 0
+        var shuttingDown = false
+    }
+
+    private let state: Mutex<State>
+    private let options: DownloadOptions
+    private let budget: ConnectionBudget
+    private let claims = PathClaims()
+    private let buffers: BufferPool
+    /// TLS sessions and DNS answers, shared by every download's connections.
+    private let share = CurlShare()
+    private let s3: S3ConfigurationOnce
+
+    /// A queue whose downloads use `options` (each may have its own, see ``add(_:options:paused:at:)``),
+    /// `maximumActive` of them at once.
+    public init(options: DownloadOptions = DownloadOptions(), maximumActive: Int = 5) {
+        self.options = options
+        state = Mutex(State(book: QueueBook(maximumActive: maximumActive)))
+        budget = ConnectionBudget(total: options.maximumConnections, perHost: options.maximumConnectionsPerHost)
+        buffers = BufferPool(flushBytes: DownloadSession.writeBufferBytes(options))
+        s3 = S3ConfigurationOnce(given: options.s3)
+    }
+
+    /// The queue's events from now on, until ``shutdown()`` has stopped every download. Each call
+    /// gives a sequence of its own; events are kept for a reader that falls behind.
+    public func events() -> AsyncStream<QueueEvent> {
+        let (stream, continuation) = AsyncStream<QueueEvent>.makeStream()
+        let key = state.withLock { state in
+            state.nextSubscriber += 1
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    /// Adds `url` (http, https or s3) at the end of the queue (or at `position`), with the queue's
+    /// options or `options`; it starts when its turn comes, or waits paused.
+    /// - Throws: a ``DownloadError`` for options or a URL that could never be downloaded.
+    @discardableResult
+    public func add(_ url: String, options: DownloadOptions? = nil, paused: Bool = false,
+                    at position: Int? = nil) throws(DownloadError) -> DownloadID {
+        let item = try Self.item(url, options: options ?? self.options, s3: s3)
+        var added = DownloadID(0)
+        apply { state in
+            let (id, actions) = state.book.add(paused: paused, at: position)
+            state.items[id] = item
+            added = id
+            send(.added(id, url: Redaction.url(url), status: paused ? .paused : .waiting), in: state)
+            return actions
+        }
+        return added
+    }
+
+    /// `url` parsed with `options` (validated), its secrets bound to its origin.
+    private static func item(_ url: String, options: DownloadOptions, s3: S3ConfigurationOnce) throws(DownloadError) -> Item {
+        try options.validate()
+        let source = try ResolvedSource(object: url, request: options.request, s3: s3)
+        return Item(url: url, source: source, options: options.bound(to: source))
+    }
+
+    /// Pauses `id`: a waiting download waits paused; a running one stops, and ``QueueEvent/paused(_:)``
+    /// follows once no more of its bytes arrive.
+    public func pause(_ id: DownloadID) throws(QueueError) {
+        try applyRefusable { state throws(QueueError) in try state.book.pause(id) }
+    }
+
+    /// Resumes a paused (or failed) download: it waits for its turn and goes on from its journal.
+    public func resume(_ id: DownloadID) throws(QueueError) {
+        try applyRefusable { state throws(QueueError) in try state.book.resume(id) }
+    }
+
+    /// Removes `id`, stopping it if it runs; its partial file and journal are deleted unless
+    /// `keepingFiles`. A complete file is never deleted.
+    public func remove(_ id: DownloadID, keepingFiles: Bool = false) throws(QueueError) {
+        try applyRefusable { state throws(QueueError) in
+            let actions = try state.book.remove(id, keepingFiles: keepingFiles)
+            if state.book.status(id) == nil { send(.removed(id), in: state) }
+            return actions
+        }
+    }
+
+    /// Moves `id` to `position` in the queue (0 is first).
+    public func move(_ id: DownloadID, to position: Int) throws(QueueError) {
+        try applyRefusable { state throws(QueueError) in try state.book.move(id, to: position) }
+    }
+
+    /// Downloads running at once. Raising it starts waiting ones at once; lowering it stops the
+    /// last running ones in queue order, which wait again (``QueueEvent/requeued(_:)``).
+    public var maximumActive: Int {
+        get { state.withLock { $0.book.maximumActive } }
+        set { apply { state in state.book.setMaximumActive(newValue) } }
+    }
+
+    /// Changes the options `id` runs with from its next start (a running download is not
+    /// restarted for it).
+    public func setOptions(_ options: DownloadOptions, for id: DownloadID) throws(DownloadError) {
+        guard let url = state.withLock({ $0.items[id]?.url }) else { return }
+        let item = try Self.item(url, options: options, s3: s3)
+        state.withLock { state in
+            state.items[id]?.source = item.source
+            state.items[id]?.options = item.options
+        }
+    }
+
+    /// Every download in the queue, in queue order.
+    public var entries: [QueueEntry] {
+        state.withLock { state in
+            state.book.order.compactMap { id in
+                guard let item = state.items[id], let status = state.book.status(id) else { return nil }
+                return QueueEntry(id: id, url: Redaction.url(item.url), status: status, path: item.path,
+                                  receivedBytes: item.receivedBytes, totalBytes: item.totalBytes, error: item.error)
+            }
+        }
+    }
+
+    /// Where `id` stands; `nil` when it is not in the queue (never added, or removed).
+    public func status(_ id: DownloadID) -> QueueStatus? {
+        state.withLock { $0.book.status(id) }
+    }
+
+    /// Stops every running download (each journal written), starts no more, waits until their
+    /// threads are done, then ends the event sequences. Stopped downloads are paused.
+    public func shutdown() async {
+        let tasks = state.withLock { state in
+            state.shuttingDown = true
+            for id in state.book.order {
+                _ = try? state.book.pause(id)
+            }
+            for item in state.items.values { item.cancellation?.cancel() }
+            return state.items.values.compactMap(\.task)
+        }
+        for task in tasks { await task.value }
+        state.withLock { state in
+            for continuation in state.subscribers.values { continuation.finish() }
+            state.subscribers = [:]
+        }
+    }
+
+    // MARK: Carrying out the book's actions
+
+    private func applyRefusable(_ operation: (inout State) throws(QueueError) -> [QueueBook.Action]) throws(QueueError) {
+        let result = state.withLock { state in
+            Result { () throws(QueueError) in try carryOut(operation(&state), in: &state) }
+        }
+        try result.get()
+    }
+
+    private func apply(_ operation: (inout State) -> [QueueBook.Action]) {
+        state.withLock { state in carryOut(operation(&state), in: &state) }
+    }
+
+    /// Runs with the lock held: starts are launched, stops tripped, removed files deleted, and
+    /// the items of removed downloads let go.
+    private func carryOut(_ actions: [QueueBook.Action], in state: inout State) {
+        for action in actions {
+            switch action {
+            case .start(let id):
+                if state.shuttingDown {
+                    // Nothing starts any more: it is paused where it stands.
+                    carryOut(state.book.ended(id, .stopped), in: &state)
+                    continue
+                }
+                guard var item = state.items[id] else { continue }
+                let cancellation = CancellationFlag()
+                item.cancellation = cancellation
+                item.error = nil
+                item.task = launch(id, item: item, cancellation: cancellation)
+                state.items[id] = item
+                send(.started(id), in: state)
+            case .stop(let id):
+                state.items[id]?.cancellation?.cancel()
+            case .discard(let id):
+                if let path = state.items[id]?.path {
+                    let paths = OutputPaths(final: path)
+                    FileSystem.remove(paths.journal)
+                    FileSystem.remove(paths.partial)
+                }
+            }
+        }
+        state.items = state.items.filter { state.book.status($0.key) != nil || $0.value.task != nil }
+    }
+
+    private func send(_ event: QueueEvent, in state: State) {
+        for continuation in state.subscribers.values { continuation.yield(event) }
+    }
+
+    /// The download's run, on a thread of its own; its end goes back to the book.
+    private func launch(_ id: DownloadID, item: Item, cancellation: CancellationFlag) -> Task<Void, Never> {
+        let (source, options) = (item.source, item.options)
+        return Task.detached { [self] in
+            let outcome: Result<DownloadSummary, DownloadError>
+            do throws(DownloadError) {
+                let summary = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in
+                    try self.run(id, source: source, options: options, cancellation: cancellation)
+                }
+                outcome = .success(summary)
+            } catch {
+                outcome = .failure(error)
+            }
+            ended(id, outcome)
+        }
+    }
+
+    private func run(_ id: DownloadID, source: ResolvedSource, options: DownloadOptions,
+                     cancellation: CancellationFlag) throws(DownloadError) -> DownloadSummary {
+        let options = options.within(total: self.options.maximumConnections, perHost: self.options.maximumConnectionsPerHost)
+        try OutputPaths.prepareDestination(options.destination,
+                                           followsLink: OutputPaths.followsLink(options.destination, options: options))
+        let connections = WorkerConnections(budget: budget)
+        defer { connections.releaseAll() }
+        let sharing = DownloadSession.BatchSharing(connections: connections, priority: Int(clamping: id.rawValue),
+                                                   claims: claims, buffers: buffers)
+        return try DownloadSession(source: source, options: options, cancellation: cancellation,
+                                   loop: CurlLoop(share: share), sharing: sharing) { [self] event in
+            state.withLock { state in
+                switch event {
+                case .started(let start):
+                    state.items[id]?.path = start.path
+                    state.items[id]?.totalBytes = start.totalBytes
+                    state.items[id]?.receivedBytes = start.resumedBytes
+                case .progress(let progress):
+                    state.items[id]?.receivedBytes = progress.receivedBytes
+                default: break
+                }
+                send(.download(id, event), in: state)
+            }
+        }.run()
+    }
+
+    /// A download's thread has ended (joined): the book decides what it becomes.
+    private func ended(_ id: DownloadID, _ outcome: Result<DownloadSummary, DownloadError>) {
+        apply { state in
+            state.items[id]?.cancellation = nil
+            state.items[id]?.task = nil
+            let requeue = state.book.isStopping(id)
+            let end: QueueBook.End
+            switch outcome {
+            case .success(let summary):
+                end = .finished
+                state.items[id]?.receivedBytes = summary.bytes
+                send(.completed(id, summary), in: state)
+            case .failure(let error) where error.category == .interrupted:
+                end = .stopped
+            case .failure(let error):
+                end = .failed
+                state.items[id]?.error = error
+                send(.failed(id, error), in: state)
+            }
+            let actions = state.book.ended(id, end)
+            if end == .stopped {
+                switch state.book.status(id) {
+                case .paused: send(.paused(id), in: state)
+                case .waiting where requeue: send(.requeued(id), in: state)
+                case nil: send(.removed(id), in: state)
+                default: break
+                }
+            }
+            return actions
+        }
+    }
+}
