@@ -177,10 +177,12 @@ public final class DownloadQueue: Sendable {
             return state.items.values.compactMap(\.task)
         }
         for task in tasks { await task.value }
-        state.withLock { state in
-            for continuation in state.subscribers.values { continuation.finish() }
-            state.subscribers = [:]
+        // Finished outside the lock: a sequence's termination handler takes it.
+        let subscribers = state.withLock { state in
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
         }
+        for continuation in subscribers { continuation.finish() }
     }
 
     // MARK: Carrying out the book's actions
