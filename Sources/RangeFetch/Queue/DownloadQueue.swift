@@ -21,8 +21,8 @@ import Synchronization
 /// `NAME.part` and journal: resuming it (here or in a later process, by adding the same URL)
 /// fetches only what is not on disk. Files under 2 MiB keep no journal and start over.
 ///
-/// The decisions are ``QueueBook``'s (pure, table-tested); this type carries them out. Each
-/// running download has a thread of its own (``BlockingWork``), joined before its end is said.
+/// The decisions are `QueueBook`'s (pure, table-tested); this type carries them out. Each
+/// running download has a thread of its own (`BlockingWork`), joined before its end is said.
 public final class DownloadQueue: Sendable {
     private struct Item: Sendable {
         var url: String
