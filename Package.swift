@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // `swift package generate-documentation` (scripts/docs.sh).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The daemon's HTTP server (NIOHTTP1 parses; no hand-written HTTP).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Typed, non-variadic wrappers over libcurl (Swift cannot call C variadics).
@@ -24,17 +26,28 @@ let package = Package(
         // XML stack loaded at start-up costs every download megabytes of resident memory).
         .target(name: "CXML"),
         .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims", "CXML"]),
+        // `rangefetch daemon`: aria2's JSON-RPC on a DownloadQueue.
+        .target(
+            name: "RangeFetchDaemon",
+            dependencies: [
+                "RangeFetch",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "rangefetch",
             dependencies: [
                 "RangeFetch",
+                "RangeFetchDaemon",
                 "CFileShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "RangeFetchTests",
-            dependencies: ["RangeFetch", "CCurl"],
+            dependencies: ["RangeFetch", "RangeFetchDaemon", "CCurl"],
             path: "Tests/RangeFetchTests"
         ),
     ]

@@ -34,6 +34,14 @@ enum CommandSyntax {
         valueLongOptions: networkValueLongOptions.union(["--connections", "--duration", "--bytes", "--runs", "--sink", "--dir", "--csv"])
     )
 
+    /// `rangefetch daemon`.
+    static let daemon = ShortOptionSyntax(
+        valueLetters: networkValueLetters.union(["d", "j"]),
+        flagLetters: networkFlagLetters,
+        valueLongOptions: networkValueLongOptions.union(["--rpc-listen-port", "--rpc-secret", "--dir", "--state-dir",
+                                                         "--max-concurrent-downloads"])
+    )
+
     /// `rangefetch verify`.
     static let verify = ShortOptionSyntax(
         valueLetters: networkValueLetters,
@@ -53,6 +61,7 @@ enum CommandSyntax {
             case let word where word.hasPrefix("--config="): index += 1
             case "bench": return (bench, index + 1)
             case "verify": return (verify, index + 1)
+            case "daemon": return (daemon, index + 1)
             case "get": return (get, index + 1)
             default: return (get, index)
             }

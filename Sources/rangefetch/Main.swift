@@ -108,7 +108,7 @@ struct RangeFetchCommand: AsyncParsableCommand {
         Shell completions and the man page: scripts/install-extras.sh (see the README).
         """,
         version: RangeFetchVersion.string,
-        subcommands: [Get.self, Verify.self, Bench.self],
+        subcommands: [Get.self, Verify.self, Bench.self, Daemon.self],
         defaultSubcommand: Get.self
     )
 }

@@ -134,9 +134,12 @@ final class MirrorTests {
         let main = try FaultServer()
         let limited = try FaultServer()
         defer { main.stop(); limited.stop() }
-        // Segments of 4 MiB: a mirror that joins once checked (beside the transfer) takes halves of them.
+        // Segments of 4 MiB: a mirror that joins once checked (beside the transfer) takes halves of
+        // them. The main URL at 1 MB/s a connection takes about 4 s: time for the mirror to join
+        // and be asked twice at once even when its check is slow on a loaded machine (at 2 MB/s,
+        // beside two busy loops, the download once ended before it was).
         let size: Int64 = 32 << 20
-        let mainURL = main.dataURL(size: size, "rate=2000000")
+        let mainURL = main.dataURL(size: size, "rate=1000000")
         let mirrorURL = limited.dataURL(size: size, "maxconcurrent=1&limitstatus=429&retryafter=none")
         let result = try runCLI([mainURL, "--mirror", mirrorURL, "-o", out.file("r.bin"), "-n", "8", "--min-segment", "1M"])
         #expect(result.status == 0, "\(result.stderr)")

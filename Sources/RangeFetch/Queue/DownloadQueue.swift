@@ -35,6 +35,8 @@ public final class DownloadQueue: Sendable {
         var path: String?
         var receivedBytes: Int64 = 0
         var totalBytes: Int64?
+        var bytesPerSecond: Double = 0
+        var connections = 0
         var error: DownloadError?
     }
 
@@ -155,7 +157,8 @@ public final class DownloadQueue: Sendable {
             state.book.order.compactMap { id in
                 guard let item = state.items[id], let status = state.book.status(id) else { return nil }
                 return QueueEntry(id: id, url: Redaction.url(item.url), status: status, path: item.path,
-                                  receivedBytes: item.receivedBytes, totalBytes: item.totalBytes, error: item.error)
+                                  receivedBytes: item.receivedBytes, totalBytes: item.totalBytes,
+                                  bytesPerSecond: item.bytesPerSecond, connections: item.connections, error: item.error)
             }
         }
     }
@@ -269,6 +272,8 @@ public final class DownloadQueue: Sendable {
                     state.items[id]?.receivedBytes = start.resumedBytes
                 case .progress(let progress):
                     state.items[id]?.receivedBytes = progress.receivedBytes
+                    state.items[id]?.bytesPerSecond = progress.bytesPerSecond
+                    state.items[id]?.connections = progress.activeConnections
                 default: break
                 }
                 send(.download(id, event), in: state)
@@ -281,6 +286,8 @@ public final class DownloadQueue: Sendable {
         apply { state in
             state.items[id]?.cancellation = nil
             state.items[id]?.task = nil
+            state.items[id]?.bytesPerSecond = 0
+            state.items[id]?.connections = 0
             let requeue = state.book.isStopping(id)
             let end: QueueBook.End
             switch outcome {

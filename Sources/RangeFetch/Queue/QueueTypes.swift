@@ -70,6 +70,10 @@ public struct QueueEntry: Sendable {
     /// Bytes of the file on disk or received, and its size when known.
     public let receivedBytes: Int64
     public let totalBytes: Int64?
+    /// Its speed over the last few seconds while it runs (0 otherwise), bytes per second.
+    public let bytesPerSecond: Double
+    /// Requests in flight while it runs.
+    public let connections: Int
     /// Why it failed, for a failed download.
     public let error: DownloadError?
 }

@@ -1,0 +1,115 @@
+import ArgumentParser
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+import RangeFetch
+import RangeFetchDaemon
+
+/// `rangefetch daemon`: a download queue that other programs drive over aria2's JSON-RPC.
+struct Daemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Keep a queue of downloads that other programs drive over aria2's JSON-RPC.",
+        discussion: """
+        Listens on 127.0.0.1:6800 (aria2's port) and answers aria2's JSON-RPC 2.0 at POST /jsonrpc: \
+        aria2.addUri, tellStatus, tellActive, tellWaiting, tellStopped, pause, unpause, remove, \
+        changePosition, changeGlobalOption (max-concurrent-downloads), getGlobalStat and the rest \
+        (system.listMethods lists them), so aria2 front-ends and clients such as aria2p can drive it. \
+        Runs in the foreground; stop it with Ctrl-C, SIGTERM or aria2.shutdown: running downloads \
+        are stopped with their journals written, and resume when added again.
+
+        Every call carries the secret as its first parameter, "token:SECRET". Without \
+        --rpc-secret, a secret is made once and kept in STATE-DIR/rpc-secret (mode 0600). \
+        Requests whose Host is not localhost, 127.0.0.1 or [::1] are refused (DNS rebinding), and \
+        so are web pages from other origins unless --rpc-allow-origin-all is given. Downloads \
+        go under --dir; a call's dir and out options cannot leave it.
+
+        Not yet: the queue is kept in memory only (a restart forgets it), no WebSocket \
+        notifications, no web page.
+
+        Examples:
+          rangefetch daemon --dir ~/Downloads
+          curl -s http://127.0.0.1:6800/jsonrpc -d '{"jsonrpc":"2.0","id":1,"method":"aria2.addUri","params":["token:SECRET",["https://example.com/big.iso"]]}'
+        """
+    )
+
+    @Option(name: .customLong("rpc-listen-port"), help: ArgumentHelp("The port to listen on (0: any free port, said on standard output).", valueName: "port"))
+    var port = 6800
+
+    @Option(name: .customLong("rpc-secret"), help: ArgumentHelp("The secret every call must carry as \"token:SECRET\" (default: the one kept in the state directory).", valueName: "secret"))
+    var secret: String?
+
+    @Flag(name: .customLong("rpc-allow-origin-all"), help: "Answer web pages from any origin (they still need the secret).")
+    var allowOriginAll = false
+
+    @Option(name: [.customShort("d"), .customLong("dir")], help: ArgumentHelp("The download root: files go here, and calls cannot write outside it.", valueName: "dir"))
+    var directory = "."
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the daemon keeps its secret (default $XDG_STATE_HOME/rangefetch, else ~/.local/state/rangefetch).", valueName: "dir"))
+    var stateDirectory: String?
+
+    @Option(name: [.customShort("j"), .customLong("max-concurrent-downloads")], help: ArgumentHelp("Downloads running at once (changed live by changeGlobalOption).", valueName: "n"))
+    var maximumActive = 5
+
+    @OptionGroup(title: "Network options (for every download)") var network: NetworkOptions
+
+    func validate() throws {
+        try network.check()
+        guard (0...65535).contains(port) else { throw ValidationError("--rpc-listen-port must be 0-65535") }
+        guard maximumActive >= 1 else { throw ValidationError("--max-concurrent-downloads must be at least 1") }
+    }
+
+    func run() async throws {
+        var options = DownloadOptions()
+        try network.apply(to: &options)
+        let secret: String
+        do {
+            secret = try self.secret ?? DaemonSecret.loadOrCreate(in: stateDirectory ?? DaemonSecret.defaultDirectory())
+        } catch {
+            writeOut("rangefetch: error: \(error)\n", to: STDERR_FILENO)
+            throw CommandFailure(status: ExitStatus.fileSystem)
+        }
+        let queue = DownloadQueue(options: options, maximumActive: maximumActive)
+        let stop = DaemonStop()
+        let service = Aria2Service(queue: queue, root: directory, options: options) { stop.trip() }
+        let server: RPCServer
+        do {
+            server = try await RPCServer(host: "127.0.0.1", port: port, service: service, token: secret,
+                                         allowOriginAll: allowOriginAll)
+        } catch {
+            writeOut("rangefetch: error: cannot listen on 127.0.0.1:\(port): \(error)\n", to: STDERR_FILENO)
+            throw CommandFailure(status: ExitStatus.other)
+        }
+        stop.attach(server)
+        writeOut("rangefetch daemon: listening on http://127.0.0.1:\(server.port)/jsonrpc\n", to: STDOUT_FILENO)
+        let follower = Task { await service.follow() }
+        let interrupts = Interrupts { stop.trip() }
+        await server.run()
+        withExtendedLifetime(interrupts) {}
+        await queue.shutdown()
+        await follower.value
+    }
+}
+
+/// Closes the server once, from a signal or `aria2.shutdown`; a trip before the server is
+/// attached closes it when it is.
+final class DaemonStop: Sendable {
+    private let state = Mutex<(server: RPCServer?, tripped: Bool)>((nil, false))
+
+    func attach(_ server: RPCServer) {
+        let tripped = state.withLock { state in
+            state.server = server
+            return state.tripped
+        }
+        if tripped { server.close() }
+    }
+
+    func trip() {
+        let server = state.withLock { state in
+            state.tripped = true
+            return state.server
+        }
+        server?.close()
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+
+/// `rangefetch daemon` end to end, called with curl as aria2's clients call aria2c: downloads
+/// added, watched, paused and removed over JSON-RPC; the secret, Host, Origin, path and size
+/// rules provoked.
+@Suite(.serialized)
+final class DaemonTests {
+    let out: TemporaryDirectory
+    let state: TemporaryDirectory
+    let server: FaultServer
+    let daemon: RunningDaemon
+    static let size: Int64 = 8 << 20
+
+    init() throws {
+        out = try TemporaryDirectory()
+        state = try TemporaryDirectory()
+        server = try FaultServer()
+        daemon = try RunningDaemon(dir: out.path, stateDir: state.path)
+    }
+
+    deinit {
+        daemon.stop()
+        server.stop()
+    }
+
+    func add(_ url: String, options: String = "{}") throws -> String {
+        let answer = try daemon.call("aria2.addUri", ["[\"\(url)\"]", options])
+        return try #require(answer.result as? String, "addUri: \(answer.body)")
+    }
+
+    @Test func aDownloadAddedOverRPCCompletesExact() throws {
+        let gid = try add(server.dataURL(size: Self.size, name: "a.bin"))
+        #expect(gid.count == 16 && gid.allSatisfy(\.isHexDigit))
+        let fields = try daemon.wait(gid, for: "complete")
+        #expect(fields["totalLength"] as? String == String(Self.size) && fields["completedLength"] as? String == String(Self.size))
+        try server.expectFile(out.file("a.bin"), size: Self.size, sourceLocation: #_sourceLocation)
+        let stopped = try daemon.call("aria2.tellStopped", ["0", "10"]).result as? [[String: Any]]
+        #expect(stopped?.map { $0["gid"] as? String } == [gid])
+        // A unique prefix names it too.
+        #expect(try daemon.status(String(gid.prefix(6)))["gid"] as? String == gid)
+    }
+
+    /// A pause is answered once the download has stopped: tellStatus says paused at once and the
+    /// file stops growing; unpause goes on from what is on disk.
+    @Test func pauseIsAnsweredOnceTheDownloadHasStopped() throws {
+        let gid = try add(server.dataURL(size: Self.size, name: "p.bin", "rate=2000000"), options: "{\"split\":\"2\"}")
+        let deadline = Date().addingTimeInterval(30)
+        while Int64(try daemon.status(gid)["completedLength"] as? String ?? "0") ?? 0 < 2 << 20 {
+            guard Date() < deadline else { throw TestFailure("no progress: \(try daemon.status(gid))") }
+            usleep(50_000)
+        }
+        let answer = try daemon.call("aria2.pause", ["\"\(gid)\""])
+        #expect(answer.result as? String == gid, "\(answer.body)")
+        #expect(try daemon.status(gid)["status"] as? String == "paused")
+        let size = try FileManager.default.attributesOfItem(atPath: out.file("p.bin.part"))[.size] as? Int64
+        let completed = try daemon.status(gid)["completedLength"] as? String
+        usleep(300_000)
+        #expect(try daemon.status(gid)["completedLength"] as? String == completed)
+        #expect(size == Self.size, "the partial file is preallocated")
+        #expect(try daemon.call("aria2.unpause", ["\"\(gid)\""]).result as? String == gid)
+        try daemon.wait(gid, for: "complete")
+        let served = try server.stats().body_bytes
+        try server.expectFile(out.file("p.bin"), size: Self.size, sourceLocation: #_sourceLocation)
+        #expect(served <= Self.size + (2 << 20), "served \(served) for \(Self.size)")
+    }
+
+    @Test func aWrongTokenIsUnauthorized() throws {
+        let answer = try daemon.post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.tellActive\",\"params\":[\"token:wrong\"]}")
+        #expect(answer.status == 400)
+        #expect(answer.error?["code"] as? Int == 1 && answer.error?["message"] as? String == "Unauthorized", "\(answer.body)")
+        let none = try daemon.post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.addUri\",\"params\":[[\"\(server.dataURL(size: 10, name: "x.bin"))\"]]}")
+        #expect(none.status == 400)
+        #expect(!out.exists("x.bin"))
+    }
+
+    /// DNS rebinding (a foreign Host) and foreign web pages are refused before any call runs;
+    /// a loopback page with the token is answered, with CORS naming it.
+    @Test(arguments: [
+        (["Host: evil.example:6800"], 403),
+        (["Origin: http://evil.example"], 403),
+        (["Origin: http://127.0.0.1.evil.example"], 403),
+        (["Origin: http://127.0.0.1:9000"], 200),
+        (["Origin: null"], 200),
+        (["Host: localhost:6800", "Origin: http://localhost:3000"], 200),
+    ])
+    func hostAndOriginAreChecked(headers: [String], status: Int) throws {
+        let answer = try daemon.post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getVersion\",\"params\":[\"token:s3cret\"]}",
+                                     headers: headers)
+        #expect(answer.status == status, "\(answer.body)")
+        if status == 403 { #expect(answer.result == nil) }
+        let preflight = try daemon.post("", headers: headers + ["Access-Control-Request-Method: POST"], method: "OPTIONS")
+        #expect((preflight.status == 204) == (status == 200), "\(preflight.status)")
+    }
+
+    /// `dir` and `out` cannot leave the download root, through `..`, an absolute path or a link.
+    @Test(arguments: [
+        "{\"dir\":\"/etc\"}", "{\"dir\":\"../\"}", "{\"out\":\"../../x.bin\"}", "{\"out\":\"/tmp/x.bin\"}",
+        "{\"dir\":\"link\",\"out\":\"x.bin\"}",
+    ])
+    func pathsOutsideTheRootAreRefused(options: String) throws {
+        try FileManager.default.createSymbolicLink(atPath: out.file("link"), withDestinationPath: state.path)
+        let answer = try daemon.call("aria2.addUri", ["[\"\(server.dataURL(size: 10, name: "x.bin"))\"]", options])
+        #expect(answer.error?["code"] as? Int == 1, "\(answer.body)")
+        #expect((answer.error?["message"] as? String ?? "").contains("outside the download root"), "\(answer.body)")
+        #expect((try daemon.call("aria2.tellWaiting", ["0", "10"]).result as? [Any])?.isEmpty == true)
+    }
+
+    @Test func aSubdirectoryInsideTheRootIsUsed() throws {
+        let gid = try add(server.dataURL(size: 4096, name: "s.bin"), options: "{\"dir\":\"sub/deeper\",\"out\":\"named.bin\"}")
+        try daemon.wait(gid, for: "complete")
+        #expect(out.exists("sub/deeper/named.bin"))
+    }
+
+    @Test func anOversizedBodyIsRefused() throws {
+        let answer = try daemon.post("[" + String(repeating: "1,", count: 1_100_000) + "1]")
+        #expect(answer.status == 413)
+    }
+
+    /// Batches, system.multicall, `jsonrpc` as the number 2.0 (webui-aria2), and errors in place.
+    @Test func batchesAndMulticall() throws {
+        let batch = try daemon.post("""
+            [{"jsonrpc":2.0,"id":1,"method":"aria2.getVersion","params":["token:s3cret"]},
+             {"jsonrpc":"2.0","id":2,"method":"aria2.nothing","params":["token:s3cret"]},
+             {"jsonrpc":"2.0","id":3,"method":"system.listMethods"}]
+            """)
+        let answers = try #require(batch.json as? [[String: Any]], batch.body)
+        #expect(answers.count == 3)
+        #expect((answers[0]["result"] as? [String: Any])?["version"] != nil)
+        #expect((answers[1]["error"] as? [String: Any])?["message"] as? String == "No such method: aria2.nothing")
+        #expect((answers[2]["result"] as? [String])?.contains("aria2.addUri") == true)
+        let multi = try daemon.post("""
+            {"jsonrpc":"2.0","id":"m","method":"system.multicall","params":[[
+              {"methodName":"aria2.getGlobalStat","params":["token:s3cret"]},
+              {"methodName":"aria2.tellStatus","params":["token:s3cret","0000000000000000"]}]]}
+            """)
+        let results = try #require(multi.result as? [Any], multi.body)
+        #expect(((results[0] as? [Any])?.first as? [String: Any])?["numActive"] as? String == "0")
+        #expect((results[1] as? [String: Any])?["code"] as? Int == 1)
+    }
+
+    /// Waiting downloads are listed, reordered and removed (their partial files with them);
+    /// max-concurrent-downloads changed live starts them.
+    @Test func theQueueIsReorderedAndItsLimitChangedLive() throws {
+        #expect(try daemon.call("aria2.changeGlobalOption", ["{\"max-concurrent-downloads\":\"1\"}"]).result as? String == "OK")
+        let gids = try ["q1.bin", "q2.bin", "q3.bin"].map {
+            try add(server.dataURL(size: Self.size, name: $0, "rate=2000000"), options: "{\"split\":\"1\"}")
+        }
+        var waiting = try daemon.call("aria2.tellWaiting", ["0", "10", "[\"gid\",\"status\"]"]).result as? [[String: Any]]
+        #expect(waiting?.map { $0["gid"] as? String } == [gids[1], gids[2]])
+        #expect(try daemon.call("aria2.changePosition", ["\"\(gids[2])\"", "0", "\"POS_SET\""]).result as? Int == 0)
+        waiting = try daemon.call("aria2.tellWaiting", ["0", "10"]).result as? [[String: Any]]
+        #expect(waiting?.map { $0["gid"] as? String } == [gids[2], gids[1]])
+        #expect(try daemon.call("aria2.remove", ["\"\(gids[1])\""]).result as? String == gids[1])
+        #expect(try daemon.status(gids[1])["status"] as? String == "removed")
+        #expect(try daemon.call("aria2.changeGlobalOption", ["{\"max-concurrent-downloads\":\"3\"}"]).result as? String == "OK")
+        let active = try daemon.call("aria2.tellActive", ["[\"gid\"]"]).result as? [[String: Any]]
+        #expect(Set(active?.compactMap { $0["gid"] as? String } ?? []) == [gids[0], gids[2]])
+        try daemon.wait(gids[0], for: "complete")
+        try daemon.wait(gids[2], for: "complete")
+        #expect(!out.exists("q2.bin") && !out.exists("q2.bin.part"))
+    }
+
+    /// Without --rpc-secret a secret is made once, kept 0600 in the state directory, and asked.
+    @Test func aSecretIsMadeWhenNoneIsGiven() throws {
+        let other = try TemporaryDirectory()
+        let keyless = try RunningDaemon(dir: out.path, stateDir: other.path, secret: nil)
+        defer { keyless.stop() }
+        let path = other.file("rpc-secret")
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let secret = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(secret.count == 32)
+        #expect(try keyless.call("aria2.getVersion").status == 400)
+        let answer = try keyless.post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getVersion\",\"params\":[\"token:\(secret)\"]}")
+        #expect(answer.status == 200 && answer.result != nil, "\(answer.body)")
+    }
+}
