@@ -124,7 +124,7 @@ final class DaemonTests {
              {"jsonrpc":"2.0","id":2,"method":"aria2.nothing","params":["token:s3cret"]},
              {"jsonrpc":"2.0","id":3,"method":"system.listMethods"}]
             """)
-        let answers = try #require(batch.json as? [[String: Any]], batch.body)
+        let answers = try #require(batch.json as? [[String: Any]], "\(batch.body)")
         #expect(answers.count == 3)
         #expect((answers[0]["result"] as? [String: Any])?["version"] != nil)
         #expect((answers[1]["error"] as? [String: Any])?["message"] as? String == "No such method: aria2.nothing")
@@ -134,7 +134,7 @@ final class DaemonTests {
               {"methodName":"aria2.getGlobalStat","params":["token:s3cret"]},
               {"methodName":"aria2.tellStatus","params":["token:s3cret","0000000000000000"]}]]}
             """)
-        let results = try #require(multi.result as? [Any], multi.body)
+        let results = try #require(multi.result as? [Any], "\(multi.body)")
         #expect(((results[0] as? [Any])?.first as? [String: Any])?["numActive"] as? String == "0")
         #expect((results[1] as? [String: Any])?["code"] as? Int == 1)
     }

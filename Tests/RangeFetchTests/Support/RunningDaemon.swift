@@ -14,7 +14,7 @@ final class RunningDaemon {
         self.secret = secret
         var arguments = ["daemon", "--rpc-listen-port", "0", "--dir", dir, "--state-dir", stateDir] + extra
         if let secret { arguments += ["--rpc-secret", secret] }
-        let (out, _) = try TestProcess.launch(process, try TestProcess.rangefetchBinary, arguments)
+        let (out, _) = try TestProcess.launch(process, try TestProcess.rangefetchBinary, arguments, environment: [:])
         stdoutPipe = out
         var buffer = Data()
         let deadline = Date().addingTimeInterval(20)
