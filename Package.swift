@@ -25,12 +25,15 @@ let package = Package(
         // libxml2's reader for S3's XML answers, opened with dlopen at first use (not linked: an
         // XML stack loaded at start-up costs every download megabytes of resident memory).
         .target(name: "CXML"),
+        // The system's SQLite, for the daemon's queue (a table that survives kill -9).
+        .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims", "CXML"]),
         // `rangefetch daemon`: aria2's JSON-RPC on a DownloadQueue.
         .target(
             name: "RangeFetchDaemon",
             dependencies: [
                 "RangeFetch",
+                "CSQLite",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -9,13 +9,27 @@ public actor Aria2Service {
     /// One download as the RPC knows it.
     struct Record: Sendable {
         var gid: String
-        var id: DownloadID
+        /// Its entry in the queue; `nil` for one that had stopped before a restart.
+        var id: DownloadID?
         var uris: [String]
         var directory: String
         var options: [String: String]
         /// Removed (aria2 keeps it among the stopped until its result is purged).
         var removed = false
+        /// What the store said of a download that had stopped before a restart.
+        var ended: Ended?
     }
+
+    struct Ended: Sendable {
+        var status: String
+        var path: String?
+        var length: Int64?
+        var error: String?
+    }
+
+    /// The option under which a metalink added by `addMetalink` is kept (base64), so that a
+    /// restart adds the same download again.
+    static let metalinkOption = "rangefetch-metalink"
 
     let queue: DownloadQueue
     let root: DownloadRoot
@@ -26,31 +40,89 @@ public actor Aria2Service {
     private var stopped: [String] = []
     private var globalOptions: [String: String] = [:]
     private let sessionID = Aria2Service.randomHex(40)
+    /// The queue on disk: every accepted change is committed there before it is answered.
+    private let store: QueueStore
     /// Called once `aria2.shutdown` has been answered.
     private let onShutdown: @Sendable () -> Void
 
     /// A service adding downloads under `root` with `options`.
-    public init(queue: DownloadQueue, root: String, options: DownloadOptions, onShutdown: @escaping @Sendable () -> Void) {
+    /// The queue is kept in `stateDirectory/queue.sqlite` (``restore()`` reads it back).
+    public init(queue: DownloadQueue, root: String, options: DownloadOptions, stateDirectory: String,
+                onShutdown: @escaping @Sendable () -> Void) throws {
         self.queue = queue
         self.root = DownloadRoot(root)
         base = options
         self.onShutdown = onShutdown
+        store = try QueueStore(path: stateDirectory + "/queue.sqlite")
         globalOptions = ["dir": self.root.path, "max-concurrent-downloads": String(queue.maximumActive)]
     }
 
-    /// Follows the queue's events: downloads that end join the stopped list.
-    public func follow() async {
-        for await event in queue.events() {
+    /// Reads the queue back as the last run left it: stopped downloads are listed (no request
+    /// made), paused ones stay paused, and the others wait their turn, resuming from their
+    /// journals. The events of the queue must be followed (``follow(_:)``) from before this.
+    public func restore() throws {
+        if let count = try store.setting("max-concurrent-downloads").flatMap(Int.init) {
+            queue.maximumActive = count
+            globalOptions["max-concurrent-downloads"] = String(count)
+        }
+        for row in try store.load() {
+            var record = Record(gid: row.gid, id: nil, uris: row.uris, directory: row.directory, options: row.options)
+            switch row.status {
+            case "complete", "error", "removed":
+                record.ended = Ended(status: row.status, path: row.path, length: row.length, error: row.error)
+                record.removed = row.status == "removed"
+                stopped.append(row.gid)
+            default:
+                do {
+                    let (url, options) = try downloadOptions(for: row)
+                    record.id = try queue.add(url, options: options, paused: row.status == "paused")
+                } catch {
+                    record.ended = Ended(status: "error", error: "not added again after a restart: \(error)")
+                    stopped.append(row.gid)
+                }
+            }
+            records[row.gid] = record
+            if let id = record.id { gids[id] = row.gid }
+        }
+    }
+
+    /// The URL and options a stored row asks for.
+    private func downloadOptions(for row: QueueStore.Row) throws(RPCFailure) -> (String, DownloadOptions) {
+        if let text = row.options[Self.metalinkOption] {
+            let (_, url, options) = try metalinkDownload(text, given: row.options.filter { $0.key != Self.metalinkOption })
+            return (url, options)
+        }
+        guard let main = row.uris.first else { throw RPCFailure("no URI") }
+        var options = try downloadOptions(row.options)
+        options.mirrors = Array(row.uris.dropFirst())
+        return (main, options)
+    }
+
+    /// Follows the queue's events (`events`, from ``DownloadQueue/events()`` taken before
+    /// anything was added): downloads that end join the stopped list, in the store too.
+    public func follow(_ events: AsyncStream<QueueEvent>) async {
+        for await event in events {
             switch event {
-            case .completed(let id, _), .failed(let id, _): noteStopped(id)
+            case .completed(let id, let summary): noteStopped(id, Ended(status: "complete", path: summary.path, length: summary.bytes))
+            case .failed(let id, let error): noteStopped(id, Ended(status: "error", error: error.message))
             default: break
             }
         }
     }
 
-    private func noteStopped(_ id: DownloadID) {
+    private func noteStopped(_ id: DownloadID, _ ended: Ended) {
         guard let gid = gids[id], !stopped.contains(gid) else { return }
         stopped.append(gid)
+        try? store.setStatus(gid, ended.status, path: ended.path, length: ended.length, error: ended.error)
+    }
+
+    /// Runs a store change; a failure fails the call (nothing is claimed that is not on disk).
+    private func saving(_ change: () throws(QueueStore.Failure) -> Void) throws(RPCFailure) {
+        do {
+            try change()
+        } catch {
+            throw RPCFailure("the queue could not be saved: \(error.description)")
+        }
     }
 
     static let methods = [
@@ -84,9 +156,11 @@ public actor Aria2Service {
         case "aria2.getUris": return try record(arguments.string(0)).uris.map(Self.uri).json
         case "aria2.getFiles": return try files(record(arguments.string(0)))
         case "aria2.getPeers", "aria2.getServers": _ = try record(arguments.string(0)); return .array([])
-        case "aria2.tellActive": return list(ids: queue.entries.filter { $0.status == .active }.map(\.id), keys: try arguments.keys(0))
-        case "aria2.tellWaiting": return try page(waiting, offset: arguments.integer(0) ?? 0, count: arguments.integer(1) ?? 0, keys: arguments.keys(2))
-        case "aria2.tellStopped": return try page(stoppedIDs, offset: arguments.integer(0) ?? 0, count: arguments.integer(1) ?? 0, keys: arguments.keys(2))
+        case "aria2.purgeDownloadResult": purge(stopped); return .string("OK")
+        case "aria2.tellActive": return list(queue.entries.filter { $0.status == .active }.compactMap { gids[$0.id] }, keys: try arguments.keys(0))
+        case "aria2.tellWaiting":
+            return try page(waiting.compactMap { gids[$0] }, offset: arguments.integer(0) ?? 0, count: arguments.integer(1) ?? 0, keys: arguments.keys(2))
+        case "aria2.tellStopped": return try page(stopped, offset: arguments.integer(0) ?? 0, count: arguments.integer(1) ?? 0, keys: arguments.keys(2))
         case "aria2.changePosition": return try changePosition(arguments)
         case "aria2.changeUri": throw RPCFailure("changeUri is not supported yet: remove the download and add it with the new URIs")
         case "aria2.getOption": return try options(of: record(arguments.string(0)))
@@ -94,7 +168,6 @@ public actor Aria2Service {
         case "aria2.getGlobalOption": return globalOptions.mapValues(JSON.string).json
         case "aria2.changeGlobalOption": return try changeGlobalOption(arguments.options(0))
         case "aria2.getGlobalStat": return globalStat()
-        case "aria2.purgeDownloadResult": purge(stopped); return .string("OK")
         case "aria2.removeDownloadResult": return try removeResult(arguments.string(0))
         case "aria2.getVersion":
             return ["version": .string("1.37.0"), "enabledFeatures": .array(["Async DNS", "GZip", "HTTPS", "Metalink"].map(JSON.string))].json
@@ -120,10 +193,18 @@ public actor Aria2Service {
 
     private func addMetalink(_ arguments: Aria2Arguments) throws(RPCFailure) -> JSON {
         let text = try arguments.string(0)
+        let given = try arguments.options(1)
+        let (metalink, main, options) = try metalinkDownload(text, given: given)
+        let gid = try enqueue(main, uris: metalink.locations.map(\.url), options: options,
+                              given: given.merging([Self.metalinkOption: text]) { $1 }, position: try arguments.integer(2))
+        return .array([.string(gid)])
+    }
+
+    /// The download a base64 metalink describes, with `given` options (its name unless `out`).
+    private func metalinkDownload(_ text: String, given: [String: String]) throws(RPCFailure) -> (Metalink, String, DownloadOptions) {
         guard let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
             throw RPCFailure("addMetalink takes the metalink document in base64")
         }
-        let given = try arguments.options(1)
         let metalink: Metalink
         do {
             metalink = try Metalink.parse(Array(bytes), origin: "the metalink")
@@ -132,27 +213,35 @@ public actor Aria2Service {
         }
         var options = try downloadOptions(given.merging(["out": given["out"] ?? metalink.name]) { $1 })
         let main = metalink.apply(to: &options)
-        let gid = try enqueue(main, uris: metalink.locations.map(\.url), options: options, given: given, position: try arguments.integer(2))
-        return .array([.string(gid)])
+        return (metalink, main, options)
     }
 
     private func enqueue(_ url: String, uris: [String], options: DownloadOptions, given: [String: String],
                          position: Int?) throws(RPCFailure) -> String {
         let gid = try newGID(given["gid"])
         let place = position.map { waitingPosition($0) }
-        let id: DownloadID
-        do {
-            id = try queue.add(url, options: options, paused: given["pause"] == "true", at: place)
-        } catch {
-            throw RPCFailure(error.message)
-        }
         let directory: String = switch options.destination {
         case .file(let path): String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         case .directory(let directory): directory
         case .standardOutput: root.path
         }
-        records[gid] = Record(gid: gid, id: id, uris: uris, directory: directory, options: given.filter { $0.key != "gid" })
+        let paused = given["pause"] == "true"
+        let kept = given.filter { $0.key != "gid" }
+        // On disk first: a download is never running that a restart would not know of.
+        try saving { () throws(QueueStore.Failure) in
+            try store.save(QueueStore.Row(gid: gid, position: store.endPosition(), uris: uris, options: kept, directory: directory,
+                                          status: paused ? "paused" : "waiting"))
+        }
+        let id: DownloadID
+        do {
+            id = try queue.add(url, options: options, paused: paused, at: place)
+        } catch {
+            try? store.delete([gid])
+            throw RPCFailure(error.message)
+        }
+        records[gid] = Record(gid: gid, id: id, uris: uris, directory: directory, options: kept)
         gids[id] = gid
+        if place != nil { try saveOrder() }
         return gid
     }
 
@@ -204,44 +293,54 @@ public actor Aria2Service {
 
     private func remove(_ text: String) async throws(RPCFailure) -> String {
         let record = try record(text)
-        switch queue.status(record.id) {
+        guard let id = record.id else { throw RPCFailure("Active Download not found for GID#\(record.gid)") }
+        switch queue.status(id) {
         case .complete?, .failed?, nil: throw RPCFailure("Active Download not found for GID#\(record.gid)")
         default: break
         }
+        try saving { () throws(QueueStore.Failure) in try store.setStatus(record.gid, "removed") }
         do {
-            try queue.remove(record.id)
+            try queue.remove(id)
         } catch {
             throw RPCFailure(error.message)
         }
         records[record.gid]?.removed = true
-        await settle(record.id) { $0 == nil }
+        await settle(id) { $0 == nil }
         stopped.append(record.gid)
         return record.gid
     }
 
     private func pause(_ text: String) async throws(RPCFailure) -> String {
         let record = try record(text)
+        guard let id = record.id, queue.status(id) == .active || queue.status(id) == .waiting || queue.status(id) == .paused else {
+            throw RPCFailure("GID#\(record.gid) cannot be paused now")
+        }
+        try saving { () throws(QueueStore.Failure) in try store.setStatus(record.gid, "paused") }
         do {
-            try queue.pause(record.id)
+            try queue.pause(id)
         } catch {
             throw RPCFailure("GID#\(record.gid) cannot be paused now")
         }
-        await settle(record.id) { $0 != .active }
+        await settle(id) { $0 != .active }
         return record.gid
     }
 
     private func pauseAll() async -> JSON {
         let running = queue.entries.filter { $0.status == .active || $0.status == .waiting }.map(\.id)
-        for id in running { try? queue.pause(id) }
+        for id in running {
+            if let gid = gids[id] { try? store.setStatus(gid, "paused") }
+            try? queue.pause(id)
+        }
         for id in running { await settle(id) { $0 != .active } }
         return .string("OK")
     }
 
     private func unpause(_ text: String) throws(RPCFailure) -> String {
         let record = try record(text)
-        guard queue.status(record.id) == .paused else { throw RPCFailure("GID#\(record.gid) cannot be unpaused now") }
+        guard let id = record.id, queue.status(id) == .paused else { throw RPCFailure("GID#\(record.gid) cannot be unpaused now") }
+        try saving { () throws(QueueStore.Failure) in try store.setStatus(record.gid, "waiting") }
         do {
-            try queue.resume(record.id)
+            try queue.resume(id)
         } catch {
             throw RPCFailure(error.message)
         }
@@ -249,7 +348,10 @@ public actor Aria2Service {
     }
 
     private func unpauseAll() -> JSON {
-        for entry in queue.entries where entry.status == .paused { try? queue.resume(entry.id) }
+        for entry in queue.entries where entry.status == .paused {
+            if let gid = gids[entry.id] { try? store.setStatus(gid, "waiting") }
+            try? queue.resume(entry.id)
+        }
         return .string("OK")
     }
 
@@ -264,7 +366,7 @@ public actor Aria2Service {
         let record = try record(arguments.string(0))
         let offset = try arguments.integer(1) ?? 0
         let list = waiting
-        guard let current = list.firstIndex(of: record.id) else { throw RPCFailure("GID#\(record.gid) is not waiting") }
+        guard let id = record.id, let current = list.firstIndex(of: id) else { throw RPCFailure("GID#\(record.gid) is not waiting") }
         let target: Int
         switch try arguments.string(2) {
         case "POS_SET": target = offset
@@ -274,11 +376,18 @@ public actor Aria2Service {
         }
         let clamped = min(max(0, target), list.count - 1)
         do {
-            try queue.move(record.id, to: waitingPosition(clamped))
+            try queue.move(id, to: waitingPosition(clamped))
         } catch {
             throw RPCFailure(error.message)
         }
+        try saveOrder()
         return .number(Double(clamped))
+    }
+
+    /// The queue's order, on disk.
+    private func saveOrder() throws(RPCFailure) {
+        let order = queue.entries.compactMap { gids[$0.id] }
+        try saving { () throws(QueueStore.Failure) in try store.setOrder(order) }
     }
 
     /// The queue-order index of the waiting download now at `index` among the waiting ones.
@@ -302,13 +411,16 @@ public actor Aria2Service {
         let changes = try arguments.options(1)
         guard changes["dir"] == nil, changes["out"] == nil else { throw RPCFailure("dir and out cannot be changed once added") }
         let merged = record.options.merging(changes) { $1 }
-        var options = try downloadOptions(merged.merging(["dir": record.directory]) { $1 })
-        options.mirrors = Array(record.uris.dropFirst())
+        guard let id = record.id else { throw RPCFailure("GID#\(record.gid) has stopped; its options cannot change") }
+        let row = QueueStore.Row(gid: record.gid, position: 0, uris: record.uris, options: merged.merging(["dir": record.directory]) { $1 },
+                                 directory: record.directory, status: "")
+        let (_, options) = try downloadOptions(for: row)
         do {
-            try queue.setOptions(options, for: record.id)
+            try queue.setOptions(options, for: id)
         } catch {
             throw RPCFailure(error.message)
         }
+        try saving { () throws(QueueStore.Failure) in try store.setOptions(record.gid, merged) }
         records[record.gid]?.options = merged
         return .string("OK")
     }
@@ -316,6 +428,7 @@ public actor Aria2Service {
     private func changeGlobalOption(_ changes: [String: String]) throws(RPCFailure) -> JSON {
         if let text = changes["max-concurrent-downloads"] {
             guard let count = Int(text), count >= 1 else { throw RPCFailure("max-concurrent-downloads must be a number of at least 1") }
+            try saving { () throws(QueueStore.Failure) in try store.setSetting("max-concurrent-downloads", String(count)) }
             queue.maximumActive = count
         }
         guard changes["dir"] == nil else { throw RPCFailure("dir is the daemon's download root; restart it with --dir to change it") }
@@ -329,7 +442,7 @@ public actor Aria2Service {
         queue.entries.filter { $0.status == .waiting || $0.status == .paused }.map(\.id)
     }
 
-    private var stoppedIDs: [DownloadID] { stopped.compactMap { records[$0]?.id } }
+    private var stoppedGIDs: [String] { stopped }
 
     private func record(_ text: String) throws(RPCFailure) -> Record {
         let key = text.lowercased()
@@ -341,28 +454,29 @@ public actor Aria2Service {
         return record
     }
 
-    private func list(ids: [DownloadID], keys: [String]?) -> JSON {
-        .array(ids.compactMap { gids[$0].flatMap { records[$0] } }.map { status($0, keys: keys) })
+    private func list(_ list: [String], keys: [String]?) -> JSON {
+        .array(list.compactMap { records[$0] }.map { status($0, keys: keys) })
     }
 
     /// aria2's paging: `offset` from the start, or from the end when negative (then in reverse).
-    private func page(_ ids: [DownloadID], offset: Int, count: Int, keys: [String]?) -> JSON {
-        guard count > 0, !ids.isEmpty else { return .array([]) }
+    private func page(_ all: [String], offset: Int, count: Int, keys: [String]?) -> JSON {
+        guard count > 0, !all.isEmpty else { return .array([]) }
         if offset >= 0 {
-            return list(ids: Array(ids.dropFirst(offset).prefix(count)), keys: keys)
+            return list(Array(all.dropFirst(offset).prefix(count)), keys: keys)
         }
-        let start = ids.count + offset
+        let start = all.count + offset
         guard start >= 0 else { return .array([]) }
-        return list(ids: Array(ids[max(0, start - count + 1)...start].reversed()), keys: keys)
+        return list(Array(all[max(0, start - count + 1)...start].reversed()), keys: keys)
     }
 
     private func status(_ record: Record, keys: [String]?) -> JSON {
-        let entry = queue.entries.first { $0.id == record.id }
+        let entry = record.id.flatMap { id in queue.entries.first { $0.id == id } }
+        let ended = record.ended
         var fields: [String: JSON] = [
             "gid": .string(record.gid),
-            "status": .string(record.removed ? "removed" : Self.statusName(entry?.status)),
-            "totalLength": .count(entry?.totalBytes ?? 0),
-            "completedLength": .count(entry?.receivedBytes ?? 0),
+            "status": .string(record.removed ? "removed" : ended?.status ?? Self.statusName(entry?.status)),
+            "totalLength": .count(entry?.totalBytes ?? ended?.length ?? 0),
+            "completedLength": .count(entry?.receivedBytes ?? (ended?.status == "complete" ? ended?.length ?? 0 : 0)),
             "uploadLength": .string("0"),
             "downloadSpeed": .count(Int64(entry?.bytesPerSecond ?? 0)),
             "uploadSpeed": .string("0"),
@@ -373,6 +487,9 @@ public actor Aria2Service {
         if let error = entry?.error {
             fields["errorCode"] = .string(error.category == .checksum ? "32" : "1")
             fields["errorMessage"] = .string(error.message)
+        } else if let message = ended?.error {
+            fields["errorCode"] = .string("1")
+            fields["errorMessage"] = .string(message)
         }
         guard let keys, !keys.isEmpty else { return .object(fields) }
         return .object(fields.filter { keys.contains($0.key) })
@@ -390,11 +507,13 @@ public actor Aria2Service {
     }
 
     private func files(_ record: Record, entry: QueueEntry? = nil) -> JSON {
-        let entry = entry ?? queue.entries.first { $0.id == record.id }
-        let path = entry?.path ?? record.options["out"].map { record.directory + "/" + $0 } ?? ""
+        let entry = entry ?? record.id.flatMap { id in queue.entries.first { $0.id == id } }
+        let path = entry?.path ?? record.ended?.path ?? record.options["out"].map { record.directory + "/" + $0 } ?? ""
+        let length = entry?.totalBytes ?? record.ended?.length ?? 0
+        let completed = entry?.receivedBytes ?? (record.ended?.status == "complete" ? length : 0)
         return .array([[
-            "index": .string("1"), "path": .string(path), "length": .count(entry?.totalBytes ?? 0),
-            "completedLength": .count(entry?.receivedBytes ?? 0), "selected": .string("true"),
+            "index": .string("1"), "path": .string(path), "length": .count(length),
+            "completedLength": .count(completed), "selected": .string("true"),
             "uris": .array(record.uris.map(Self.uri)),
         ].json])
     }
@@ -423,10 +542,13 @@ public actor Aria2Service {
 
     /// Forgets stopped downloads (their files stay).
     private func purge(_ list: [String]) {
+        try? store.delete(list)
         for gid in list {
             guard let record = records.removeValue(forKey: gid) else { continue }
-            gids[record.id] = nil
-            try? queue.remove(record.id, keepingFiles: true)
+            if let id = record.id {
+                gids[id] = nil
+                try? queue.remove(id, keepingFiles: true)
+            }
         }
         stopped.removeAll { list.contains($0) }
     }

@@ -17,8 +17,11 @@ public enum DaemonSecret {
         return home + "/.local/state/rangefetch"
     }
 
-    public static func loadOrCreate(in directory: String) throws(Failure) -> String {
+    /// The secret: `given`, else the one kept in `directory` (made there the first time). The
+    /// directory is created (0700) either way: the queue lives there too.
+    public static func loadOrCreate(in directory: String, given: String? = nil) throws(Failure) -> String {
         try makeDirectories(directory)
+        if let given { return given }
         let path = directory + "/rpc-secret"
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor >= 0 {

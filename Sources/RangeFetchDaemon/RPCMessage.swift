@@ -9,7 +9,7 @@ struct RPCCall: Sendable, Equatable {
 }
 
 /// A failure answered in a call's `error` member. aria2 answers its own errors with code 1.
-struct RPCFailure: Error, Sendable, Equatable {
+struct RPCFailure: Error, Sendable, Equatable, CustomStringConvertible {
     var code: Int
     var message: String
 
@@ -19,6 +19,8 @@ struct RPCFailure: Error, Sendable, Equatable {
     }
 
     static let unauthorized = RPCFailure("Unauthorized")
+
+    var description: String { message }
 }
 
 /// A request body: one call or a batch (an array), each element parsed on its own so one bad

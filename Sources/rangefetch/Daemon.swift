@@ -25,8 +25,12 @@ struct Daemon: AsyncParsableCommand {
         so are web pages from other origins unless --rpc-allow-origin-all is given. Downloads \
         go under --dir; a call's dir and out options cannot leave it.
 
-        Not yet: the queue is kept in memory only (a restart forgets it), no WebSocket \
-        notifications, no web page.
+        The queue, each download's options, status and place, is kept in STATE-DIR/queue.sqlite, \
+        every change committed before it is answered: after a crash or kill -9, a restart with the \
+        same state directory shows every download as it was, paused ones paused, and the others \
+        resume from their journals.
+
+        Not yet: WebSocket notifications, the web page, the aria2c command-line mode.
 
         Examples:
           rangefetch daemon --dir ~/Downloads
@@ -46,7 +50,7 @@ struct Daemon: AsyncParsableCommand {
     @Option(name: [.customShort("d"), .customLong("dir")], help: ArgumentHelp("The download root: files go here, and calls cannot write outside it.", valueName: "dir"))
     var directory = "."
 
-    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the daemon keeps its secret (default $XDG_STATE_HOME/rangefetch, else ~/.local/state/rangefetch).", valueName: "dir"))
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the daemon keeps its queue and secret (default $XDG_STATE_HOME/rangefetch, else ~/.local/state/rangefetch).", valueName: "dir"))
     var stateDirectory: String?
 
     @Option(name: [.customShort("j"), .customLong("max-concurrent-downloads")], help: ArgumentHelp("Downloads running at once (changed live by changeGlobalOption).", valueName: "n"))
@@ -63,16 +67,27 @@ struct Daemon: AsyncParsableCommand {
     func run() async throws {
         var options = DownloadOptions()
         try network.apply(to: &options)
+        let state = stateDirectory ?? DaemonSecret.defaultDirectory()
+        let queue = DownloadQueue(options: options, maximumActive: maximumActive)
+        let stop = DaemonStop()
         let secret: String
+        let service: Aria2Service
         do {
-            secret = try self.secret ?? DaemonSecret.loadOrCreate(in: stateDirectory ?? DaemonSecret.defaultDirectory())
+            // Made first: it creates the state directory (0700).
+            secret = try DaemonSecret.loadOrCreate(in: state, given: self.secret)
+            service = try Aria2Service(queue: queue, root: directory, options: options, stateDirectory: state) { stop.trip() }
         } catch {
             writeOut("rangefetch: error: \(error)\n", to: STDERR_FILENO)
             throw CommandFailure(status: ExitStatus.fileSystem)
         }
-        let queue = DownloadQueue(options: options, maximumActive: maximumActive)
-        let stop = DaemonStop()
-        let service = Aria2Service(queue: queue, root: directory, options: options) { stop.trip() }
+        let events = queue.events()
+        let follower = Task { await service.follow(events) }
+        do {
+            try await service.restore()
+        } catch {
+            writeOut("rangefetch: error: \(error)\n", to: STDERR_FILENO)
+            throw CommandFailure(status: ExitStatus.fileSystem)
+        }
         let server: RPCServer
         do {
             server = try await RPCServer(host: "127.0.0.1", port: port, service: service, token: secret,
@@ -83,7 +98,6 @@ struct Daemon: AsyncParsableCommand {
         }
         stop.attach(server)
         writeOut("rangefetch daemon: listening on http://127.0.0.1:\(server.port)/jsonrpc\n", to: STDOUT_FILENO)
-        let follower = Task { await service.follow() }
         let interrupts = Interrupts { stop.trip() }
         await server.run()
         withExtendedLifetime(interrupts) {}

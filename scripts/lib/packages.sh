@@ -21,7 +21,7 @@ rf_need_packages() {
 # The system libraries and tools every build and test needs.
 rf_base_packages() {
     # libxml2: opened at run time (dlopen) to read S3's XML answers.
-    rf_need_packages libcurl4-openssl-dev libssl-dev libxml2 openssl pkg-config ca-certificates curl nginx python3 python3-jsonschema
+    rf_need_packages libcurl4-openssl-dev libssl-dev libsqlite3-dev libxml2 openssl pkg-config ca-certificates curl nginx python3 python3-jsonschema
 }
 
 # The other web servers the integration tests download from (Apache httpd, lighttpd, and

@@ -41,6 +41,12 @@ final class RunningDaemon {
         stopProcess(process, signal: SIGTERM, graceSeconds: 10)
     }
 
+    /// `kill -9`: no chance to write anything more.
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     struct Answer {
         var status: Int
         var body: String
