@@ -39,6 +39,9 @@ public actor Aria2Service {
     /// GIDs that stopped (complete, error, removed), oldest first.
     private var stopped: [String] = []
     private var globalOptions: [String: String] = [:]
+    /// Options every added download starts with (aria2's global options that apply to
+    /// downloads: `pause`, `max-download-limit`, `split`…); its own options win.
+    private var defaults: [String: String]
     private let sessionID = Aria2Service.randomHex(40)
     /// The queue on disk: every accepted change is committed there before it is answered.
     private let store: QueueStore
@@ -48,13 +51,23 @@ public actor Aria2Service {
     /// A service adding downloads under `root` with `options`.
     /// The queue is kept in `stateDirectory/queue.sqlite` (``restore()`` reads it back).
     public init(queue: DownloadQueue, root: String, options: DownloadOptions, stateDirectory: String,
-                onShutdown: @escaping @Sendable () -> Void) throws {
+                defaults: [String: String] = [:], onShutdown: @escaping @Sendable () -> Void) throws {
+        self.defaults = defaults
         self.queue = queue
         self.root = DownloadRoot(root)
         base = options
         self.onShutdown = onShutdown
         store = try QueueStore(path: stateDirectory + "/queue.sqlite")
-        globalOptions = ["dir": self.root.path, "max-concurrent-downloads": String(queue.maximumActive)]
+        globalOptions = defaults.merging(["dir": self.root.path, "max-concurrent-downloads": String(queue.maximumActive)]) { $1 }
+    }
+
+    /// Adds a download as `aria2.addUri` would (an input file's entries at start).
+    public func add(uris: [String], options: [String: String]) throws {
+        do throws(RPCFailure) {
+            _ = try add(uris: uris, options: options, position: nil)
+        } catch {
+            throw error
+        }
     }
 
     /// Reads the queue back as the last run left it: stopped downloads are listed (no request
@@ -186,6 +199,7 @@ public actor Aria2Service {
 
     private func add(uris: [String], options given: [String: String], position: Int?) throws(RPCFailure) -> String {
         guard let main = uris.first else { throw RPCFailure("addUri needs at least one URI") }
+        let given = defaults.merging(given) { $1 }
         var options = try downloadOptions(given)
         options.mirrors = Array(uris.dropFirst())
         return try enqueue(main, uris: uris, options: options, given: given, position: position)
@@ -433,6 +447,7 @@ public actor Aria2Service {
         }
         guard changes["dir"] == nil else { throw RPCFailure("dir is the daemon's download root; restart it with --dir to change it") }
         globalOptions.merge(changes) { $1 }
+        for (key, value) in changes where Aria2Flags.downloadOptions.contains(key) { defaults[key] = value }
         return .string("OK")
     }
 

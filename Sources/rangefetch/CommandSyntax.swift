@@ -62,6 +62,7 @@ enum CommandSyntax {
             case "bench": return (bench, index + 1)
             case "verify": return (verify, index + 1)
             case "daemon": return (daemon, index + 1)
+            case "aria2c": return (ShortOptionSyntax(valueLetters: [], flagLetters: [], valueLongOptions: []), arguments.count)
             case "get": return (get, index + 1)
             default: return (get, index)
             }

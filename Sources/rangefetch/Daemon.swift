@@ -68,14 +68,42 @@ struct Daemon: AsyncParsableCommand {
         var options = DownloadOptions()
         try network.apply(to: &options)
         let state = stateDirectory ?? DaemonSecret.defaultDirectory()
+        let secret: String
+        do {
+            // Made first: it creates the state directory (0700), where the queue lives too.
+            secret = try DaemonSecret.loadOrCreate(in: state, given: self.secret)
+        } catch {
+            writeOut("rangefetch: error: \(error)\n", to: STDERR_FILENO)
+            throw CommandFailure(status: ExitStatus.fileSystem)
+        }
+        try await DaemonRun(options: options, stateDirectory: state, secret: secret, root: directory, port: port,
+                            maximumActive: maximumActive, allowOriginAll: allowOriginAll).run()
+    }
+}
+
+/// One daemon's life, for `rangefetch daemon` and `rangefetch aria2c`: the queue read back,
+/// the server started, then everything stopped in order (server, downloads, events).
+struct DaemonRun {
+    var options: DownloadOptions
+    var stateDirectory: String
+    /// `nil`: no token asked (aria2c without `--rpc-secret`).
+    var secret: String?
+    var root: String
+    var port: Int
+    var maximumActive: Int
+    var allowOriginAll: Bool
+    var defaults: [String: String] = [:]
+    /// Downloads to add at start (aria2c's `--input-file`, URIs on its command line).
+    var initial: [Aria2SessionFile.Entry] = []
+    var name = "rangefetch daemon"
+
+    func run() async throws {
         let queue = DownloadQueue(options: options, maximumActive: maximumActive)
         let stop = DaemonStop()
-        let secret: String
         let service: Aria2Service
         do {
-            // Made first: it creates the state directory (0700).
-            secret = try DaemonSecret.loadOrCreate(in: state, given: self.secret)
-            service = try Aria2Service(queue: queue, root: directory, options: options, stateDirectory: state) { stop.trip() }
+            service = try Aria2Service(queue: queue, root: root, options: options, stateDirectory: stateDirectory,
+                                       defaults: defaults) { stop.trip() }
         } catch {
             writeOut("rangefetch: error: \(error)\n", to: STDERR_FILENO)
             throw CommandFailure(status: ExitStatus.fileSystem)
@@ -84,6 +112,7 @@ struct Daemon: AsyncParsableCommand {
         let follower = Task { await service.follow(events) }
         do {
             try await service.restore()
+            for entry in initial { try await service.add(uris: entry.uris, options: entry.options) }
         } catch {
             writeOut("rangefetch: error: \(error)\n", to: STDERR_FILENO)
             throw CommandFailure(status: ExitStatus.fileSystem)
@@ -97,7 +126,7 @@ struct Daemon: AsyncParsableCommand {
             throw CommandFailure(status: ExitStatus.other)
         }
         stop.attach(server)
-        writeOut("rangefetch daemon: listening on http://127.0.0.1:\(server.port)/jsonrpc\n", to: STDOUT_FILENO)
+        writeOut("\(name): listening on http://127.0.0.1:\(server.port)/jsonrpc\n", to: STDOUT_FILENO)
         let interrupts = Interrupts { stop.trip() }
         await server.run()
         withExtendedLifetime(interrupts) {}

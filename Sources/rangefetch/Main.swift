@@ -12,6 +12,10 @@ enum Main {
         limitMallocArenas()
         let command: ParsableCommand
         let arguments: [String]
+        // Run under the name aria2c (a symlink): aria2c's command line, as front-ends pass it.
+        if CommandLine.arguments.first?.split(separator: "/").last == "aria2c" {
+            await runAsAria2c(Array(CommandLine.arguments.dropFirst()))
+        }
         let given = CommandSyntax.normalize(Array(CommandLine.arguments.dropFirst()))
         SecretArguments.blank()
         do {
@@ -54,6 +58,18 @@ enum Main {
     private static func limitMallocArenas() {
         guard getenv("MALLOC_ARENA_MAX") == nil else { return }
         _ = cfs_limit_malloc_arenas(2)
+    }
+
+    private static func runAsAria2c(_ arguments: [String]) async -> Never {
+        do {
+            try await Aria2c(arguments: arguments).run()
+        } catch let failure as CommandFailure {
+            exit(failure.status)
+        } catch {
+            writeOut("rangefetch aria2c: error: \(error)\n", to: STDERR_FILENO)
+            exit(ExitStatus.other)
+        }
+        exit(ExitStatus.success)
     }
 
     /// Argument errors exit 2 (not ArgumentParser's 64) so scripts see one usage code.
@@ -108,7 +124,7 @@ struct RangeFetchCommand: AsyncParsableCommand {
         Shell completions and the man page: scripts/install-extras.sh (see the README).
         """,
         version: RangeFetchVersion.string,
-        subcommands: [Get.self, Verify.self, Bench.self, Daemon.self],
+        subcommands: [Get.self, Verify.self, Bench.self, Daemon.self, Aria2c.self],
         defaultSubcommand: Get.self
     )
 }
