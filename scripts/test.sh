@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test (unit, simulated links, fuzzing, nginx
 # integration, fault server), plus the library's documentation (scripts/docs.sh: a broken DocC
-# symbol link fails the run) and a short soak (5 SIGKILLs of a 32 MiB download; the full one is
-# scripts/soak.sh). The documentation and the soak run only when no arguments are given.
+# symbol link fails the run), a short soak (5 SIGKILLs of a 32 MiB download; the full one is
+# scripts/soak.sh) and aria2p's own test suite against the daemon (scripts/aria2p-suite.sh). The
+# documentation, the soak and aria2p's suite run only when no arguments are given.
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter ResumeTests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,3 +21,7 @@ if [ $# -eq 0 ]; then
 fi
 # Tests drive the built CLI too; run them one suite at a time on small machines.
 swift test --no-parallel "$@"
+if [ $# -eq 0 ]; then
+    # A client we did not write: aria2p's own suite against `rangefetch aria2c` (~20 s).
+    bash scripts/aria2p-suite.sh
+fi

@@ -166,9 +166,10 @@ public actor Aria2Service {
         case "aria2.unpause": return .string(try unpause(arguments.string(0)))
         case "aria2.unpauseAll": return unpauseAll()
         case "aria2.tellStatus": return try status(record(arguments.string(0)), keys: arguments.keys(1))
-        case "aria2.getUris": return try record(arguments.string(0)).uris.map(Self.uri).json
+        case "aria2.getUris": return try uris(record(arguments.string(0)))
         case "aria2.getFiles": return try files(record(arguments.string(0)))
-        case "aria2.getPeers", "aria2.getServers": _ = try record(arguments.string(0)); return .array([])
+        case "aria2.getPeers": _ = try record(arguments.string(0)); return .array([])
+        case "aria2.getServers": return try servers(record(arguments.string(0)))
         case "aria2.purgeDownloadResult": purge(stopped); return .string("OK")
         case "aria2.tellActive": return list(queue.entries.filter { $0.status == .active }.compactMap { gids[$0.id] }, keys: try arguments.keys(0))
         case "aria2.tellWaiting":
@@ -185,7 +186,7 @@ public actor Aria2Service {
         case "aria2.getVersion":
             return ["version": .string("1.37.0"), "enabledFeatures": .array(["Async DNS", "GZip", "HTTPS", "Metalink"].map(JSON.string))].json
         case "aria2.getSessionInfo": return ["sessionId": .string(sessionID)].json
-        case "aria2.saveSession": return .string("OK")
+        case "aria2.saveSession": return try saveSession()
         case "aria2.shutdown", "aria2.forceShutdown":
             onShutdown()
             return .string("OK")
@@ -326,7 +327,7 @@ public actor Aria2Service {
 
     private func pause(_ text: String) async throws(RPCFailure) -> String {
         let record = try record(text)
-        guard let id = record.id, queue.status(id) == .active || queue.status(id) == .waiting || queue.status(id) == .paused else {
+        guard let id = record.id, queue.status(id) == .active || queue.status(id) == .waiting else {
             throw RPCFailure("GID#\(record.gid) cannot be paused now")
         }
         try saving { () throws(QueueStore.Failure) in try store.setStatus(record.gid, "paused") }
@@ -461,6 +462,7 @@ public actor Aria2Service {
 
     private func record(_ text: String) throws(RPCFailure) -> Record {
         let key = text.lowercased()
+        guard !key.isEmpty, key.count <= 16, key.allSatisfy(\.isHexDigit) else { throw RPCFailure("Invalid GID \(text)") }
         if let record = records[key] { return record }
         let matches = key.isEmpty ? [] : records.keys.filter { $0.hasPrefix(key) }
         guard matches.count == 1, let record = records[matches[0]] else {
@@ -529,11 +531,52 @@ public actor Aria2Service {
         return .array([[
             "index": .string("1"), "path": .string(path), "length": .count(length),
             "completedLength": .count(completed), "selected": .string("true"),
-            "uris": .array(record.uris.map(Self.uri)),
+            "uris": uris(record),
         ].json])
     }
 
-    static func uri(_ text: String) -> JSON { ["uri": .string(text), "status": .string("used")].json }
+    /// aria2's URI status: `used` while the download runs, `waiting` otherwise.
+    static func uri(_ text: String, used: Bool) -> JSON { ["uri": .string(text), "status": .string(used ? "used" : "waiting")].json }
+
+    private func isActive(_ record: Record) -> Bool { record.id.map { queue.status($0) == .active } ?? false }
+
+    private func uris(_ record: Record) -> JSON {
+        record.uris.map { Self.uri($0, used: isActive(record)) }.json
+    }
+
+    /// The servers of a running download: its URIs with the download's speed (one file).
+    private func servers(_ record: Record) -> JSON {
+        guard isActive(record), let id = record.id, let entry = queue.entries.first(where: { $0.id == id }) else { return .array([]) }
+        let servers = record.uris.map { uri in
+            ["uri": .string(uri), "currentUri": .string(uri), "downloadSpeed": .count(Int64(entry.bytesPerSecond))].json
+        }
+        return [["index": .string("1"), "servers": .array(servers)].json].json
+    }
+
+    /// Writes the unfinished downloads in aria2's session format to the `save-session` global
+    /// option's file, which must be under the download root.
+    private func saveSession() throws(RPCFailure) -> JSON {
+        guard let target = globalOptions["save-session"], !target.isEmpty else { return .string("OK") }
+        let place = try root.place(dir: nil, out: target.hasPrefix("/") && DownloadRoot.contains(root.path, target)
+                                   ? String(target.dropFirst(root.path.count + 1)) : target)
+        guard let name = place.name else { throw RPCFailure("save-session must name a file") }
+        var text = ""
+        for entry in queue.entries where entry.status != .complete {
+            guard let gid = gids[entry.id], let record = records[gid] else { continue }
+            text += record.uris.joined(separator: "\t") + "\n gid=\(gid)\n"
+            if entry.status == .paused { text += " pause=true\n" }
+            for (key, value) in record.options.sorted(by: { $0.key < $1.key }) where key != "pause" && key != Self.metalinkOption {
+                text += " \(key)=\(value)\n"
+            }
+        }
+        let path = place.directory + "/" + name
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw RPCFailure("the session could not be saved to \(path): \(error)")
+        }
+        return .string("OK")
+    }
 
     private func globalStat() -> JSON {
         let entries = queue.entries

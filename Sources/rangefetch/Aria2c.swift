@@ -32,6 +32,11 @@ struct Aria2c: AsyncParsableCommand {
     var arguments: [String] = []
 
     func run() async throws {
+        try await Self.start(arguments)
+    }
+
+    /// Runs the daemon as aria2c `arguments` ask (also when rangefetch runs as `aria2c`).
+    static func start(_ arguments: [String]) async throws {
         // Our own extension: where to keep the queue (aria2c keeps none without --save-session).
         var given = arguments
         var stateDirectory: String?
@@ -60,8 +65,8 @@ struct Aria2c: AsyncParsableCommand {
             }
             initial += Aria2SessionFile.parse(text)
         }
-        let temporary = stateDirectory == nil ? Self.temporaryDirectory() : nil
-        defer { if let temporary { Self.removeTree(temporary) } }
+        let temporary = stateDirectory == nil ? temporaryDirectory() : nil
+        defer { if let temporary { removeTree(temporary) } }
         guard let state = stateDirectory ?? temporary else {
             writeOut("rangefetch aria2c: error: cannot create a state directory under /tmp\n", to: STDERR_FILENO)
             throw CommandFailure(status: ExitStatus.fileSystem)

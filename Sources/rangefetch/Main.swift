@@ -62,7 +62,7 @@ enum Main {
 
     private static func runAsAria2c(_ arguments: [String]) async -> Never {
         do {
-            try await Aria2c(arguments: arguments).run()
+            try await Aria2c.start(arguments)
         } catch let failure as CommandFailure {
             exit(failure.status)
         } catch {
