@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOWebSocket
 
 /// The daemon's HTTP face on SwiftNIO: `POST /jsonrpc` (one call or a batch) answered by an
 /// ``Aria2Service``, behind a ``RequestGuard`` (Host and Origin) and a body size limit.
@@ -14,7 +15,8 @@ public final class RPCServer: Sendable {
     public let port: Int
 
     /// Listens on `host`:`port` (0: any free port).
-    public init(host: String, port: Int, service: Aria2Service, token: String?, allowOriginAll: Bool) async throws {
+    public init(host: String, port: Int, service: Aria2Service, token: String?, allowOriginAll: Bool,
+                notifications: NotificationHub) async throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let guardRule = RequestGuard(listenAddress: host, secretSet: token != nil, allowOriginAll: allowOriginAll)
         let endpoint = RPCEndpoint(service: service, token: RPCToken(secret: token))
@@ -24,8 +26,30 @@ public final class RPCServer: Sendable {
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(RPCHandler(guardRule: guardRule, endpoint: endpoint))
+                        // GET /jsonrpc with an upgrade becomes a WebSocket, behind the same guard;
+                        // the HTTP handler goes once it has.
+                        let upgrader = NIOWebSocketServerUpgrader(
+                            maxFrameSize: RPCServer.maximumBodyBytes, automaticErrorHandling: true,
+                            shouldUpgrade: { channel, head in
+                                let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+                                let verdict = guardRule.check(host: head.headers.first(name: "host"), origin: head.headers.first(name: "origin"))
+                                guard path == "/jsonrpc", case .allowed = verdict else { return channel.eventLoop.makeSucceededFuture(nil) }
+                                return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
+                            },
+                            upgradePipelineHandler: { channel, _ in
+                                channel.eventLoop.makeCompletedFuture {
+                                    try channel.pipeline.syncOperations.addHandler(
+                                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64,
+                                                                    maxAccumulatedFrameSize: RPCServer.maximumBodyBytes))
+                                    try channel.pipeline.syncOperations.addHandler(RPCWebSocketHandler(endpoint: endpoint, hub: notifications))
+                                }
+                            })
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                            withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                                context.pipeline.syncOperations.removeHandler(name: "rpc-http", promise: nil)
+                            }),
+                            withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(RPCHandler(guardRule: guardRule, endpoint: endpoint), name: "rpc-http")
                     }
                 }
                 .bind(host: host, port: port).get()

@@ -4,6 +4,7 @@
 /// |------------------------------------------|--------------------------------------------|-------------------------|
 /// | not `localhost`, `127.0.0.1`, `[::1]` or the listening address (any port) | any | refused (DNS rebinding) |
 /// | loopback, or none                        | none (not a browser)                       | allowed                 |
+/// | loopback                                 | `http://` and that very Host (the daemon's own origin) | allowed     |
 /// | loopback, or none                        | a loopback page (any port), or `null` (a file) | allowed with a secret, else refused |
 /// | loopback, or none                        | another origin                             | allowed if all origins are (`--rpc-allow-origin-all`) or it is listed, else refused |
 ///
@@ -31,6 +32,9 @@ struct RequestGuard: Sendable {
         }
         guard let origin else { return .allowed(corsOrigin: nil) }
         if allowOriginAll || allowedOrigins.contains(origin) { return .allowed(corsOrigin: origin) }
+        // The daemon's own origin (its own page; clients such as websocket-client that name the
+        // address they call): the Host it was asked by is loopback, checked above.
+        if let host, origin.lowercased() == "http://" + host.lowercased() { return .allowed(corsOrigin: origin) }
         let local = origin == "null" || originHost(origin).map(isLocal) == true
         if local, secretSet { return .allowed(corsOrigin: origin) }
         if local { return .refused("pages may call the daemon only when it has a secret (--rpc-secret)") }

@@ -120,7 +120,7 @@ struct DaemonRun {
         let server: RPCServer
         do {
             server = try await RPCServer(host: "127.0.0.1", port: port, service: service, token: secret,
-                                         allowOriginAll: allowOriginAll)
+                                         allowOriginAll: allowOriginAll, notifications: service.notifications)
         } catch {
             writeOut("rangefetch: error: cannot listen on 127.0.0.1:\(port): \(error)\n", to: STDERR_FILENO)
             throw CommandFailure(status: ExitStatus.other)

@@ -34,6 +34,8 @@ struct DaemonRulesTests {
         GuardCase(host: "attacker.example", origin: "https://attacker.example", allowAll: true, allowed: false),
         GuardCase(host: "localhost", origin: "http://user@127.0.0.1", allowed: false),
         GuardCase(host: "localhost", origin: "file:///etc", allowed: false),
+        GuardCase(host: "127.0.0.1:6800", origin: "http://127.0.0.1:6800", secret: false, allowed: true),
+        GuardCase(host: "127.0.0.1:6800", origin: "http://127.0.0.1:6801", secret: false, allowed: false),
     ]
 
     @Test(arguments: guardCases)

@@ -56,7 +56,9 @@ final class SlowTailTests {
                                                        size: size, name: "slow.bin")
         print("slow tail, \(link.0) link, \(fault.0): clean \(String(format: "%.2f", clean)) s, hostile \(String(format: "%.2f", slow)) s (\(String(format: "%.2f", slow / clean))x)")
         #expect(warnings.contains { $0.contains("took over") }, "no connection was taken over")
-        // 1.5x the clean run, plus 0.25 s for process noise on a busy 2-core machine.
-        #expect(slow <= clean * 1.5 + 0.25, "\(link.0), \(fault.0): clean \(clean) s, hostile \(slow) s")
+        // 1.5x the clean run, plus 0.5 s for process noise on a busy 2-core machine (beside two
+        // busy loops a stalled first byte on the 0.14 s fast link was seen at 0.42-0.56 s: the
+        // stall must first be told from a slow start, whatever the clean run's length).
+        #expect(slow <= clean * 1.5 + 0.5, "\(link.0), \(fault.0): clean \(clean) s, hostile \(slow) s")
     }
 }

@@ -1,0 +1,117 @@
+import FoundationEssentials
+import RangeFetch
+
+/// aria2's status methods and result shapes: every number a string, GIDs by unique prefix.
+extension Aria2Service {
+    var waiting: [DownloadID] {
+        queue.entries.filter { $0.status == .waiting || $0.status == .paused }.map(\.id)
+    }
+
+    var stoppedGIDs: [String] { stopped }
+
+    func record(_ text: String) throws(RPCFailure) -> Record {
+        let key = text.lowercased()
+        guard !key.isEmpty, key.count <= 16, key.allSatisfy(\.isHexDigit) else { throw RPCFailure("Invalid GID \(text)") }
+        if let record = records[key] { return record }
+        let matches = key.isEmpty ? [] : records.keys.filter { $0.hasPrefix(key) }
+        guard matches.count == 1, let record = records[matches[0]] else {
+            throw RPCFailure(matches.isEmpty ? "GID \(text) is not found" : "GID \(text) is ambiguous")
+        }
+        return record
+    }
+
+    func list(_ list: [String], keys: [String]?) -> JSON {
+        .array(list.compactMap { records[$0] }.map { status($0, keys: keys) })
+    }
+
+    /// aria2's paging: `offset` from the start, or from the end when negative (then in reverse).
+    func page(_ all: [String], offset: Int, count: Int, keys: [String]?) -> JSON {
+        guard count > 0, !all.isEmpty else { return .array([]) }
+        if offset >= 0 {
+            return list(Array(all.dropFirst(offset).prefix(count)), keys: keys)
+        }
+        let start = all.count + offset
+        guard start >= 0 else { return .array([]) }
+        return list(Array(all[max(0, start - count + 1)...start].reversed()), keys: keys)
+    }
+
+    func status(_ record: Record, keys: [String]?) -> JSON {
+        let entry = record.id.flatMap { id in queue.entries.first { $0.id == id } }
+        let ended = record.ended
+        var fields: [String: JSON] = [
+            "gid": .string(record.gid),
+            "status": .string(record.removed ? "removed" : ended?.status ?? Self.statusName(entry?.status)),
+            "totalLength": .count(entry?.totalBytes ?? ended?.length ?? 0),
+            "completedLength": .count(entry?.receivedBytes ?? (ended?.status == "complete" ? ended?.length ?? 0 : 0)),
+            "uploadLength": .string("0"),
+            "downloadSpeed": .count(Int64(entry?.bytesPerSecond ?? 0)),
+            "uploadSpeed": .string("0"),
+            "connections": .count(entry?.connections ?? 0),
+            "dir": .string(record.directory),
+            "files": files(record, entry: entry),
+        ]
+        if let error = entry?.error {
+            fields["errorCode"] = .string(error.category == .checksum ? "32" : "1")
+            fields["errorMessage"] = .string(error.message)
+        } else if let message = ended?.error {
+            fields["errorCode"] = .string("1")
+            fields["errorMessage"] = .string(message)
+        }
+        guard let keys, !keys.isEmpty else { return .object(fields) }
+        return .object(fields.filter { keys.contains($0.key) })
+    }
+
+    static func statusName(_ status: QueueStatus?) -> String {
+        switch status {
+        case .waiting?: "waiting"
+        case .active?: "active"
+        case .paused?: "paused"
+        case .complete?: "complete"
+        case .failed?: "error"
+        case nil: "removed"
+        }
+    }
+
+    func files(_ record: Record, entry: QueueEntry? = nil) -> JSON {
+        let entry = entry ?? record.id.flatMap { id in queue.entries.first { $0.id == id } }
+        let path = entry?.path ?? record.ended?.path ?? record.options["out"].map { record.directory + "/" + $0 } ?? ""
+        let length = entry?.totalBytes ?? record.ended?.length ?? 0
+        let completed = entry?.receivedBytes ?? (record.ended?.status == "complete" ? length : 0)
+        return .array([[
+            "index": .string("1"), "path": .string(path), "length": .count(length),
+            "completedLength": .count(completed), "selected": .string("true"),
+            "uris": uris(record),
+        ].json])
+    }
+
+    /// aria2's URI status: `used` while the download runs, `waiting` otherwise.
+    static func uri(_ text: String, used: Bool) -> JSON { ["uri": .string(text), "status": .string(used ? "used" : "waiting")].json }
+
+    func isActive(_ record: Record) -> Bool { record.id.map { queue.status($0) == .active } ?? false }
+
+    func uris(_ record: Record) -> JSON {
+        record.uris.map { Self.uri($0, used: isActive(record)) }.json
+    }
+
+    /// The servers of a running download: its URIs with the download's speed (one file).
+    func servers(_ record: Record) -> JSON {
+        guard isActive(record), let id = record.id, let entry = queue.entries.first(where: { $0.id == id }) else { return .array([]) }
+        let servers = record.uris.map { uri in
+            ["uri": .string(uri), "currentUri": .string(uri), "downloadSpeed": .count(Int64(entry.bytesPerSecond))].json
+        }
+        return [["index": .string("1"), "servers": .array(servers)].json].json
+    }
+
+    func globalStat() -> JSON {
+        let entries = queue.entries
+        let active = entries.filter { $0.status == .active }
+        return [
+            "downloadSpeed": .count(Int64(active.reduce(0) { $0 + $1.bytesPerSecond })),
+            "uploadSpeed": .string("0"),
+            "numActive": .count(active.count),
+            "numWaiting": .count(entries.filter { $0.status == .waiting || $0.status == .paused }.count),
+            "numStopped": .count(stopped.count),
+            "numStoppedTotal": .count(stopped.count),
+        ].json
+    }
+}
