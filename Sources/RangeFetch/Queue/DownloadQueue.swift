@@ -126,6 +126,7 @@ public final class DownloadQueue: Sendable {
             if state.book.status(id) == nil { send(.removed(id), in: state) }
             return actions
         }
+        letGoIfForgotten(id)
     }
 
     /// Moves `id` to `position` in the queue (0 is first).
@@ -201,8 +202,7 @@ public final class DownloadQueue: Sendable {
         state.withLock { state in carryOut(operation(&state), in: &state) }
     }
 
-    /// Runs with the lock held: starts are launched, stops tripped, removed files deleted, and
-    /// the items of removed downloads let go.
+    /// Runs with the lock held: starts are launched, stops tripped, removed files deleted.
     private func carryOut(_ actions: [QueueBook.Action], in state: inout State) {
         for action in actions {
             switch action {
@@ -229,7 +229,15 @@ public final class DownloadQueue: Sendable {
                 }
             }
         }
-        state.items = state.items.filter { state.book.status($0.key) != nil || $0.value.task != nil }
+    }
+
+    /// Lets go of `id`'s item once the book has forgotten it and its thread is done (after its
+    /// files were discarded, if asked): only the download an operation or an end was about,
+    /// never a sweep over every item.
+    private func letGoIfForgotten(_ id: DownloadID) {
+        state.withLock { state in
+            if state.book.status(id) == nil, state.items[id]?.task == nil { state.items[id] = nil }
+        }
     }
 
     private func send(_ event: QueueEvent, in state: State) {
@@ -313,5 +321,6 @@ public final class DownloadQueue: Sendable {
             }
             return actions
         }
+        letGoIfForgotten(id)
     }
 }
