@@ -61,12 +61,14 @@ final class RPCWebSocketHandler: ChannelInboundHandler {
             let body = payload.readBytes(length: payload.readableBytes) ?? []
             let endpoint = self.endpoint, channel = context.channel
             let promise = context.eventLoop.makePromise(of: (HTTPResponseStatusCode, [UInt8]).self)
+            endpoint.inFlight.begin()
             promise.completeWithTask {
                 let (status, answer) = await endpoint.answer(body)
                 return (status.code, answer)
             }
             promise.futureResult.whenSuccess { _, answer in
-                channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: answer)), promise: nil)
+                channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: answer)))
+                    .whenComplete { _ in endpoint.inFlight.end() }
             }
         case .ping:
             var payload = frame.unmaskedData

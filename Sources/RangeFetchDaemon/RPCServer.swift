@@ -11,6 +11,7 @@ public final class RPCServer: Sendable {
 
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
+    private let inFlight: AnswersInFlight
     /// The port it listens on (the one given, or the one the system chose for 0).
     public let port: Int
 
@@ -20,6 +21,7 @@ public final class RPCServer: Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let guardRule = RequestGuard(listenAddress: host, secretSet: token != nil, allowOriginAll: allowOriginAll)
         let endpoint = RPCEndpoint(service: service, token: RPCToken(secret: token))
+        inFlight = endpoint.inFlight
         do {
             channel = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
@@ -60,9 +62,11 @@ public final class RPCServer: Sendable {
         self.port = channel.localAddress?.port ?? port
     }
 
-    /// Returns once the server is closed (``close()``).
+    /// Returns once the server is closed (``close()``) and the calls read before were answered
+    /// (`aria2.shutdown`'s own answer among them).
     public func run() async {
         try? await channel.closeFuture.get()
+        await inFlight.drained(within: .seconds(10))
         try? await group.shutdownGracefully()
     }
 
@@ -75,6 +79,7 @@ public final class RPCServer: Sendable {
 struct RPCEndpoint: Sendable {
     let service: Aria2Service
     let token: RPCToken
+    let inFlight = AnswersInFlight()
 
     /// The answer to `body` and its HTTP status (400 when a single call's token is wrong).
     func answer(_ body: [UInt8]) async -> (status: HTTPResponseStatus, body: [UInt8]) {
@@ -179,10 +184,12 @@ final class RPCHandler: ChannelInboundHandler, RemovableChannelHandler {
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let endpoint = self.endpoint, body = self.body, keepAlive = request.isKeepAlive
             let promise = context.eventLoop.makePromise(of: (HTTPResponseStatus, [UInt8]).self)
+            endpoint.inFlight.begin()
             promise.completeWithTask { await endpoint.answer(body) }
             promise.futureResult.whenSuccess { status, answer in
                 let (handler, context) = loopBound.value
                 handler.send(context, status, answer, cors: corsOrigin, keepAlive: keepAlive, json: true)
+                    .whenComplete { _ in endpoint.inFlight.end() }
             }
         default:
             send(context, .notFound, Array("rangefetch daemon: POST JSON-RPC calls to /jsonrpc\n".utf8), cors: corsOrigin,
@@ -195,8 +202,10 @@ final class RPCHandler: ChannelInboundHandler, RemovableChannelHandler {
         send(context, status, Array(message.utf8), cors: nil, keepAlive: false)
     }
 
+    /// Writes one response; its future completes once the response is flushed (or failed).
+    @discardableResult
     private func send(_ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ body: [UInt8], cors: String?,
-                      keepAlive: Bool, json: Bool = false, preflight: Bool = false) {
+                      keepAlive: Bool, json: Bool = false, preflight: Bool = false) -> EventLoopFuture<Void> {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: json ? "application/json-rpc" : "text/plain; charset=utf-8")
         headers.add(name: "Content-Length", value: String(body.count))
@@ -218,5 +227,6 @@ final class RPCHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive { done.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) } }
+        return done
     }
 }

@@ -175,4 +175,21 @@ final class DaemonTests {
         let answer = try keyless.post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.getVersion\",\"params\":[\"token:\(secret)\"]}")
         #expect(answer.status == 200 && answer.result != nil, "\(answer.body)")
     }
+
+    /// `aria2.shutdown` and `aria2.forceShutdown` are answered "OK" before the daemon closes:
+    /// the server waits for the answers it owes (CI once saw aria2p's forceShutdown get a
+    /// closed connection instead), then the process exits 0. A few daemons each, since the
+    /// race was one of timing.
+    @Test(arguments: ["aria2.shutdown", "aria2.forceShutdown"])
+    func shutdownIsAnsweredBeforeTheDaemonExits(method: String) throws {
+        for _ in 0..<12 {
+            let other = try TemporaryDirectory()
+            let stopping = try RunningDaemon(dir: out.path, stateDir: other.path)
+            let answer = try stopping.call(method)
+            #expect(answer.status == 200 && answer.result as? String == "OK", "\(method): \(answer.status) \(answer.body)")
+            let deadline = Date().addingTimeInterval(20)
+            while stopping.process.isRunning, Date() < deadline { usleep(20_000) }
+            #expect(!stopping.process.isRunning && stopping.process.terminationStatus == 0)
+        }
+    }
 }
