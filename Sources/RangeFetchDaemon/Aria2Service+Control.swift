@@ -136,6 +136,37 @@ extension Aria2Service {
         return .string("OK")
     }
 
+    /// `changeUri(gid, fileIndex, delUris, addUris[, position])`: `[deleted, added]` as plain
+    /// numbers, as aria2 answers. The new list applies from the download's next start (a
+    /// running one goes on with what it has, as a changed option does).
+    func changeURIs(_ arguments: Aria2Arguments) throws(RPCFailure) -> JSON {
+        let record = try record(arguments.string(0))
+        guard try arguments.integer(1) == 1 else { throw RPCFailure("changeUri: GID#\(record.gid) has one file; its index is 1") }
+        guard record.options[Self.metalinkOption] == nil else {
+            throw RPCFailure("changeUri: GID#\(record.gid) comes from a metalink, whose URIs cannot be changed")
+        }
+        guard let id = record.id, queue.status(id) != .complete, queue.status(id) != .failed else {
+            throw RPCFailure("changeUri: GID#\(record.gid) has stopped; its URIs cannot change")
+        }
+        let edit: URIListEdit
+        do {
+            edit = try URIListEdit(record.uris, delete: arguments.strings(2), add: arguments.strings(3), position: arguments.integer(4))
+        } catch {
+            throw RPCFailure("changeUri: GID#\(record.gid) would be left with no URI")
+        }
+        let row = QueueStore.Row(gid: record.gid, position: 0, uris: edit.uris,
+                                 options: record.options.merging(["dir": record.directory]) { $1 }, directory: record.directory, status: "")
+        let (main, options) = try downloadOptions(for: row)
+        do {
+            try queue.setOptions(options, for: id, url: main)
+        } catch {
+            throw RPCFailure(error.message)
+        }
+        try saving { () throws(QueueStore.Failure) in try store.setURIs(record.gid, edit.uris) }
+        records[record.gid]?.uris = edit.uris
+        return .array([.number(Double(edit.deleted)), .number(Double(edit.added))])
+    }
+
     func changeGlobalOption(_ changes: [String: String]) throws(RPCFailure) -> JSON {
         if let text = changes["max-concurrent-downloads"] {
             guard let count = Int(text), count >= 1 else { throw RPCFailure("max-concurrent-downloads must be a number of at least 1") }

@@ -45,6 +45,8 @@ public actor Aria2Service {
     let sessionID = Aria2Service.randomHex(40)
     /// The queue on disk: every accepted change is committed there before it is answered.
     let store: QueueStore
+    /// Held while the service lives: no other daemon runs this queue.
+    let lock: StateDirectoryLock
     /// Called once `aria2.shutdown` has been answered.
     let onShutdown: @Sendable () -> Void
     /// The WebSocket listeners told of each download's start, pause, stop, completion and error.
@@ -59,6 +61,7 @@ public actor Aria2Service {
         self.root = DownloadRoot(root)
         base = options
         self.onShutdown = onShutdown
+        lock = try StateDirectoryLock(directory: stateDirectory)
         store = try QueueStore(path: stateDirectory + "/queue.sqlite")
         globalOptions = defaults.merging(["dir": self.root.path, "max-concurrent-downloads": String(queue.maximumActive)]) { $1 }
     }
@@ -110,7 +113,7 @@ public actor Aria2Service {
             return try page(waiting.compactMap { gids[$0] }, offset: arguments.integer(0) ?? 0, count: arguments.integer(1) ?? 0, keys: arguments.keys(2))
         case "aria2.tellStopped": return try page(stopped, offset: arguments.integer(0) ?? 0, count: arguments.integer(1) ?? 0, keys: arguments.keys(2))
         case "aria2.changePosition": return try changePosition(arguments)
-        case "aria2.changeUri": throw RPCFailure("changeUri is not supported yet: remove the download and add it with the new URIs")
+        case "aria2.changeUri": return try changeURIs(arguments)
         case "aria2.getOption": return try options(of: record(arguments.string(0)))
         case "aria2.changeOption": return try changeOption(arguments)
         case "aria2.getGlobalOption": return globalOptions.mapValues(JSON.string).json

@@ -86,6 +86,10 @@ final class QueueStore {
         try run("UPDATE downloads SET options = ? WHERE gid = ?", [.text(Self.encode(options)), .text(gid)])
     }
 
+    func setURIs(_ gid: String, _ uris: [String]) throws(Failure) {
+        try run("UPDATE downloads SET uris = ? WHERE gid = ?", [.text(Self.encode(uris)), .text(gid)])
+    }
+
     func delete(_ gids: [String]) throws(Failure) {
         try transaction { () throws(Failure) in
             for gid in gids { try run("DELETE FROM downloads WHERE gid = ?", [.text(gid)]) }

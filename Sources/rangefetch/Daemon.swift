@@ -14,7 +14,7 @@ struct Daemon: AsyncParsableCommand {
         discussion: """
         Listens on 127.0.0.1:6800 (aria2's port) and answers aria2's JSON-RPC 2.0 at POST /jsonrpc: \
         aria2.addUri, tellStatus, tellActive, tellWaiting, tellStopped, pause, unpause, remove, \
-        changePosition, changeGlobalOption (max-concurrent-downloads), getGlobalStat and the rest \
+        changePosition, changeUri, changeGlobalOption (max-concurrent-downloads), getGlobalStat and the rest \
         (system.listMethods lists them), so aria2 front-ends and clients such as aria2p can drive it. \
         Runs in the foreground; stop it with Ctrl-C, SIGTERM or aria2.shutdown: running downloads \
         are stopped with their journals written, and resume when added again.
@@ -30,7 +30,7 @@ struct Daemon: AsyncParsableCommand {
         same state directory shows every download as it was, paused ones paused, and the others \
         resume from their journals.
 
-        Not yet: WebSocket notifications, the web page, the aria2c command-line mode.
+        Notifications (aria2.onDownloadStart, onDownloadComplete…) go over the WebSocket at         /jsonrpc. One daemon per state directory: a second one on the same --state-dir is refused.         `rangefetch aria2c ARGS` reads aria2c's own command line instead.
 
         Examples:
           rangefetch daemon --dir ~/Downloads

@@ -159,4 +159,28 @@ struct DaemonRulesTests {
             Aria2SessionFile.Entry(uris: ["http://a/2"], options: ["out": "x.bin"]),
         ])
     }
+
+    // MARK: URIListEdit (changeUri)
+
+    @Test(arguments: [
+        (["a", "b"], ["a"], ["c"], nil, ["b", "c"], 1, 1),
+        (["a", "a", "b"], ["a"], [], nil, ["a", "b"], 1, 0),
+        (["a", "a", "b"], ["a", "a"], [], nil, ["b"], 2, 0),
+        (["a", "b"], ["x"], [], nil, ["a", "b"], 0, 0),
+        (["a", "b"], [], ["c"], 0, ["c", "a", "b"], 0, 1),
+        (["a", "b"], [], ["c", "d"], 1, ["a", "c", "d", "b"], 0, 2),
+        (["a", "b"], [], ["c"], 99, ["a", "b", "c"], 0, 1),
+        (["a", "b"], [], ["c"], -3, ["c", "a", "b"], 0, 1),
+        (["a"], ["a"], ["b"], nil, ["b"], 1, 1),
+    ] as [([String], [String], [String], Int?, [String], Int, Int)])
+    func changeUriEditsTheListAsAria2(uris: [String], delete: [String], add: [String], position: Int?,
+                                      result: [String], deleted: Int, added: Int) throws {
+        let edit = try URIListEdit(uris, delete: delete, add: add, position: position)
+        #expect(edit.uris == result && edit.deleted == deleted && edit.added == added)
+    }
+
+    @Test func changeUriLeavingNoURIIsRefused() {
+        #expect(throws: URIListEdit.Refusal.nothingLeft) { try URIListEdit(["a"], delete: ["a"], add: [], position: nil) }
+    }
 }
+

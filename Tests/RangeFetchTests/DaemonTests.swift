@@ -176,6 +176,40 @@ final class DaemonTests {
         #expect(answer.status == 200 && answer.result != nil, "\(answer.body)")
     }
 
+    /// changeUri on a paused download: the wrong URI goes, the right one comes, getUris and the
+    /// store say so, and the download then fetches from the new URI only.
+    @Test func changeUriReplacesAURIBeforeTheDownloadStarts() throws {
+        let wrong = server.dataURL(size: 1 << 20, name: "wrong.bin")
+        let right = server.dataURL(size: Self.size, name: "c.bin")
+        let gid = try add(wrong, options: "{\"pause\":\"true\",\"out\":\"c.bin\"}")
+        let answer = try daemon.call("aria2.changeUri", ["\"\(gid)\"", "1", "[\"\(wrong)\"]", "[\"\(right)\"]"])
+        #expect(answer.result as? [Int] == [1, 1], "\(answer.body)")
+        let uris = try daemon.call("aria2.getUris", ["\"\(gid)\""]).result as? [[String: Any]]
+        #expect(uris?.compactMap { $0["uri"] as? String } == [right])
+        let empty = try daemon.call("aria2.changeUri", ["\"\(gid)\"", "1", "[\"\(right)\"]", "[]"])
+        #expect(empty.error?["message"] as? String == "changeUri: GID#\(gid) would be left with no URI", "\(empty.body)")
+        #expect(try daemon.call("aria2.unpause", ["\"\(gid)\""]).result as? String == gid)
+        try daemon.wait(gid, for: "complete")
+        try server.expectFile(out.file("c.bin"), size: Self.size, sourceLocation: #_sourceLocation)
+    }
+
+    /// A second daemon on a state directory in use is refused at once, naming the first's pid,
+    /// and the first goes on answering; once the first is gone (even by kill -9) the directory
+    /// is free again.
+    @Test func aSecondDaemonOnTheSameStateDirectoryIsRefused() throws {
+        let second = try TestProcess.run(try TestProcess.rangefetchBinary,
+                                         ["daemon", "--rpc-listen-port", "0", "--dir", out.path, "--state-dir", state.path,
+                                          "--rpc-secret", "s3cret"], timeoutSeconds: 30)
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("another rangefetch daemon (pid \(daemon.process.processIdentifier)) uses the state directory"),
+                "\(second.stderr)")
+        #expect(try daemon.call("aria2.getVersion").status == 200)
+        daemon.kill9()
+        let next = try RunningDaemon(dir: out.path, stateDir: state.path)
+        defer { next.stop() }
+        #expect(try next.call("aria2.getVersion").status == 200)
+    }
+
     /// `aria2.shutdown` and `aria2.forceShutdown` are answered "OK" before the daemon closes:
     /// the server waits for the answers it owes (CI once saw aria2p's forceShutdown get a
     /// closed connection instead), then the process exits 0. A few daemons each, since the

@@ -142,11 +142,13 @@ public final class DownloadQueue: Sendable {
     }
 
     /// Changes the options `id` runs with from its next start (a running download is not
-    /// restarted for it).
-    public func setOptions(_ options: DownloadOptions, for id: DownloadID) throws(DownloadError) {
-        guard let url = state.withLock({ $0.items[id]?.url }) else { return }
-        let item = try Self.item(url, options: options, s3: s3)
+    /// restarted for it), and its URL when `url` is given (aria2's `changeUri`): a journal
+    /// written for another URL is not trusted, so such a download starts over.
+    public func setOptions(_ options: DownloadOptions, for id: DownloadID, url: String? = nil) throws(DownloadError) {
+        guard let current = state.withLock({ $0.items[id]?.url }) else { return }
+        let item = try Self.item(url ?? current, options: options, s3: s3)
         state.withLock { state in
+            state.items[id]?.url = item.url
             state.items[id]?.source = item.source
             state.items[id]?.options = item.options
         }
