@@ -8,6 +8,8 @@ import NIOWebSocket
 public final class RPCServer: Sendable {
     /// Bodies larger than this are refused with 413 before they are read.
     static let maximumBodyBytes = 2 << 20
+    /// An HTTP connection that sends nothing for this long is closed.
+    static let idleTimeout = TimeAmount.seconds(60)
 
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
@@ -46,9 +48,15 @@ public final class RPCServer: Sendable {
                                     try channel.pipeline.syncOperations.addHandler(RPCWebSocketHandler(endpoint: endpoint, hub: notifications))
                                 }
                             })
+                        // A connection that sends nothing for a minute is closed (slowloris, leaked
+                        // keep-alives); a WebSocket may stay quiet, so it drops the rule.
+                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: RPCServer.idleTimeout), name: "idle")
+                        try channel.pipeline.syncOperations.addHandler(IdleConnectionCloser(), name: "idle-close")
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                             withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
                                 context.pipeline.syncOperations.removeHandler(name: "rpc-http", promise: nil)
+                                context.pipeline.syncOperations.removeHandler(name: "idle", promise: nil)
+                                context.pipeline.syncOperations.removeHandler(name: "idle-close", promise: nil)
                             }),
                             withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(RPCHandler(guardRule: guardRule, endpoint: endpoint), name: "rpc-http")
@@ -228,5 +236,18 @@ final class RPCHandler: ChannelInboundHandler, RemovableChannelHandler {
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive { done.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) } }
         return done
+    }
+}
+
+/// Closes a connection when ``IdleStateHandler`` says it has read nothing for a while.
+final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 }

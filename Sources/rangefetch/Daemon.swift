@@ -98,6 +98,7 @@ struct DaemonRun {
     var name = "rangefetch daemon"
 
     func run() async throws {
+        Self.raiseOpenFileLimit()
         let queue = DownloadQueue(options: options, maximumActive: maximumActive)
         let stop = DaemonStop()
         let service: Aria2Service
@@ -132,6 +133,17 @@ struct DaemonRun {
         withExtendedLifetime(interrupts) {}
         await queue.shutdown()
         await follower.value
+    }
+
+    /// Every client connection, idle or not, holds a descriptor, as does every download's file
+    /// and connection: the soft limit (1,024 on many systems) goes up to the hard one, so a
+    /// thousand idle clients do not keep a real one out.
+    static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(resource, &limit)
     }
 }
 

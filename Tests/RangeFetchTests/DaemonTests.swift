@@ -210,6 +210,42 @@ final class DaemonTests {
         #expect(try next.call("aria2.getVersion").status == 200)
     }
 
+    /// 1,100 idle clients (half silent, half stopped mid-head, as slowloris does) do not keep a
+    /// real one out, though the daemon was started with the common soft limit of 1,024
+    /// descriptors: it raises its own. The daemon really holds them (its descriptor count).
+    @Test func aThousandIdleConnectionsDoNotStarveARealClient() throws {
+        try raiseOpenFileLimitToHard()
+        let limited = try withOpenFileLimit(1024) { () throws -> RunningDaemon in
+            let other = try TemporaryDirectory()
+            return try RunningDaemon(dir: out.path, stateDir: other.path)
+        }
+        defer { limited.stop() }
+        var sockets: [Int32] = []
+        defer { for socket in sockets { close(socket) } }
+        for index in 0..<1100 {
+            let socket = try connectedSocket(port: limited.port)
+            sockets.append(socket)
+            if index % 2 == 1 {
+                let partial = Array("POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+                _ = write(socket, partial, partial.count)
+            }
+        }
+        let deadline = Date().addingTimeInterval(20)
+        var held = 0
+        while held < 1100, Date() < deadline {
+            held = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(limited.process.processIdentifier)/fd").count) ?? 0
+            usleep(50_000)
+        }
+        #expect(held >= 1100, "the daemon holds \(held) descriptors")
+        let started = Date()
+        let answer = try limited.call("aria2.getVersion")
+        #expect(answer.status == 200 && answer.result != nil, "\(answer.body)")
+        // Loose on purpose (a loaded 2-core machine); a starved client waits for ever.
+        #expect(Date().timeIntervalSince(started) < 10)
+        let gid = try #require(try limited.call("aria2.addUri", ["[\"\(server.dataURL(size: 1 << 20, name: "idle.bin"))\"]"]).result as? String)
+        try limited.wait(gid, for: "complete")
+    }
+
     /// `aria2.shutdown` and `aria2.forceShutdown` are answered "OK" before the daemon closes:
     /// the server waits for the answers it owes (CI once saw aria2p's forceShutdown get a
     /// closed connection instead), then the process exits 0. A few daemons each, since the
@@ -226,4 +262,44 @@ final class DaemonTests {
             #expect(!stopping.process.isRunning && stopping.process.terminationStatus == 0)
         }
     }
+}
+
+/// Runs `body` with this process's soft descriptor limit at `soft` (children started inside
+/// inherit it), then puts the limit back.
+func withOpenFileLimit<T>(_ soft: rlim_t, _ body: () throws -> T) throws -> T {
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    var saved = rlimit()
+    guard getrlimit(resource, &saved) == 0 else { throw TestFailure("getrlimit: \(errno)") }
+    var lowered = saved
+    lowered.rlim_cur = min(soft, saved.rlim_max)
+    guard setrlimit(resource, &lowered) == 0 else { throw TestFailure("setrlimit: \(errno)") }
+    defer { _ = setrlimit(resource, &saved) }
+    return try body()
+}
+
+/// This test process holds the idle clients' sockets: its soft limit goes to the hard one.
+func raiseOpenFileLimitToHard() throws {
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    var limit = rlimit()
+    guard getrlimit(resource, &limit) == 0 else { throw TestFailure("getrlimit: \(errno)") }
+    limit.rlim_cur = limit.rlim_max
+    guard setrlimit(resource, &limit) == 0 else { throw TestFailure("setrlimit: \(errno)") }
+}
+
+/// A TCP connection to 127.0.0.1:`port`.
+func connectedSocket(port: Int) throws -> Int32 {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw TestFailure("socket: \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard result == 0 else {
+        close(socket)
+        throw TestFailure("connect to port \(port): \(errno)")
+    }
+    return socket
 }
