@@ -34,6 +34,8 @@ let package = Package(
             dependencies: [
                 "RangeFetch",
                 "CSQLite",
+                // DaemonClient: the CLI verbs' calls to a running daemon.
+                "CCurl",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

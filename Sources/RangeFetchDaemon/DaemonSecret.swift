@@ -23,21 +23,7 @@ public enum DaemonSecret {
         try makeDirectories(directory)
         if let given { return given }
         let path = directory + "/rpc-secret"
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        if descriptor >= 0 {
-            defer { close(descriptor) }
-            var info = stat()
-            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
-                  info.st_mode & 0o077 == 0 else {
-                throw Failure(description: "\(path) is not a file of yours that only you can read; remove it or pass --rpc-secret")
-            }
-            var bytes = [UInt8](repeating: 0, count: 256)
-            let count = read(descriptor, &bytes, bytes.count)
-            let secret = String(decoding: bytes.prefix(max(0, count)), as: UTF8.self).filter { !$0.isWhitespace }
-            guard !secret.isEmpty else { throw Failure(description: "\(path) is empty; remove it or pass --rpc-secret") }
-            return secret
-        }
-        guard errno == ENOENT else { throw Failure(description: "\(path): \(String(cString: strerror(errno)))") }
+        if let secret = try existing(in: directory) { return secret }
         let secret = Aria2Service.randomHex(32)
         let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard created >= 0 else { throw Failure(description: "cannot create \(path): \(String(cString: strerror(errno)))") }
@@ -46,6 +32,28 @@ public enum DaemonSecret {
         guard write(created, line, line.count) == line.count, fsync(created) == 0 else {
             throw Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
+        return secret
+    }
+
+    /// The secret kept in `directory`, or `nil` when there is none (nothing is made): what the
+    /// CLI verbs use to call the daemon.
+    public static func existing(in directory: String) throws(Failure) -> String? {
+        let path = directory + "/rpc-secret"
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            guard errno == ENOENT else { throw Failure(description: "\(path): \(String(cString: strerror(errno)))") }
+            return nil
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
+              info.st_mode & 0o077 == 0 else {
+            throw Failure(description: "\(path) is not a file of yours that only you can read; remove it or pass --rpc-secret")
+        }
+        var bytes = [UInt8](repeating: 0, count: 256)
+        let count = read(descriptor, &bytes, bytes.count)
+        let secret = String(decoding: bytes.prefix(max(0, count)), as: UTF8.self).filter { !$0.isWhitespace }
+        guard !secret.isEmpty else { throw Failure(description: "\(path) is empty; remove it or pass --rpc-secret") }
         return secret
     }
 

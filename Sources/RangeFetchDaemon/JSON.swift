@@ -39,29 +39,32 @@ public enum JSON: Sendable, Equatable, Codable {
         }
     }
 
-    var string: String? {
+    public var string: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
-    var object: [String: JSON]? {
+    public var object: [String: JSON]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
-    var array: [JSON]? {
+    public var array: [JSON]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
     /// An integer given as a number or as a string of digits (aria2's clients send both).
-    var integer: Int? {
+    public var integer: Int? {
         switch self {
         case .number(let number) where number.rounded() == number && abs(number) < 1e15: Int(number)
         case .string(let text): Int(text)
         default: nil
         }
     }
+
+    /// The value as compact JSON text.
+    public var text: String { String(decoding: RPCMessage.encode(self), as: UTF8.self) }
 
     /// aria2 writes every number as a string.
     static func count(_ value: some BinaryInteger) -> JSON { .string(String(value)) }

@@ -42,6 +42,14 @@ enum CommandSyntax {
                                                          "--max-concurrent-downloads"])
     )
 
+    /// `rangefetch add`, `ls`, `pause`, `resume`, `rm`, `watch` (a running daemon's queue).
+    static let verbs = ShortOptionSyntax(
+        valueLetters: ["d", "o", "n"],
+        flagLetters: ["h"],
+        valueLongOptions: ["--rpc-port", "--rpc-secret", "--state-dir", "--dir", "--out", "--connections", "--checksum",
+                           "--interval", "--count"]
+    )
+
     /// `rangefetch verify`.
     static let verify = ShortOptionSyntax(
         valueLetters: networkValueLetters,
@@ -62,6 +70,7 @@ enum CommandSyntax {
             case "bench": return (bench, index + 1)
             case "verify": return (verify, index + 1)
             case "daemon": return (daemon, index + 1)
+            case "add", "ls", "pause", "resume", "rm", "watch": return (verbs, index + 1)
             case "aria2c": return (ShortOptionSyntax(valueLetters: [], flagLetters: [], valueLongOptions: []), arguments.count)
             case "get": return (get, index + 1)
             default: return (get, index)

@@ -99,6 +99,8 @@ struct RangeFetchCommand: AsyncParsableCommand {
 
         `rangefetch bench URL` measures how fast this machine can pull from a server and how many connections pay off.
 
+        `rangefetch daemon` keeps a queue that aria2's clients drive over JSON-RPC; `rangefetch add URL`, `ls`, `pause`, `resume`, `rm` and `watch` drive a running one from the shell.
+
         Examples:
           rangefetch https://example.com/big.iso
           rangefetch -n 16 -d ~/Downloads https://example.com/model.safetensors
@@ -124,7 +126,8 @@ struct RangeFetchCommand: AsyncParsableCommand {
         Shell completions and the man page: scripts/install-extras.sh (see the README).
         """,
         version: RangeFetchVersion.string,
-        subcommands: [Get.self, Verify.self, Bench.self, Daemon.self, Aria2c.self],
+        subcommands: [Get.self, Verify.self, Bench.self, Daemon.self, AddVerb.self, ListVerb.self, PauseVerb.self, ResumeVerb.self,
+                      RemoveVerb.self, WatchVerb.self, Aria2c.self],
         defaultSubcommand: Get.self
     )
 }
