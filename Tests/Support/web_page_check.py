@@ -3,12 +3,15 @@
 user would: WebPageTests runs it against a daemon and a fault server it started.
 
   web_page_check.py --page http://127.0.0.1:PORT/ --token SECRET \
-      --fast-url URL --slow-url URL [--screenshot PATH]
+      --fast-url URL --slow-url URL [--metalink FILE] [--queue-urls URL URL] [--screenshot PATH]
 
 Steps, each waited for at most --timeout seconds (default 60): a wrong token is refused with a
 message; the right one opens the queue; --fast-url is added and its row reaches "complete" and
 100%; --slow-url is added with 2 connections, seen active, paused (its row says "paused"),
 resumed (active or complete), then complete; the fast one's result is cleared from the list.
+With --metalink, that file is added through the file input and its download (web-meta.bin)
+reaches 100%. With --queue-urls (for a daemon run with -j 1), two more are added while the slow
+one is paused, and the paused one is moved down the waiting list past the waiting one.
 Prints "step: ..." lines as it goes and "PASS" at the end; exits 1 with the page's text and the
 browser's console on any failure. Chromium and its driver are stopped in a finally.
 """
@@ -32,6 +35,10 @@ def parse():
     parser.add_argument("--token", required=True)
     parser.add_argument("--fast-url", required=True)
     parser.add_argument("--slow-url", required=True)
+    parser.add_argument("--metalink", help="a .meta4 file to add through the page's file input")
+    parser.add_argument("--queue-urls", nargs=2, metavar=("RUNNING", "WAITING"),
+                        help="added while the slow one is paused (the daemon runs one download at a time): "
+                             "the paused one is moved down the waiting list past WAITING")
     parser.add_argument("--screenshot")
     parser.add_argument("--timeout", type=float, default=60)
     return parser.parse_args()
@@ -137,6 +144,13 @@ def run(args, driver):
     status, shown = page.wait_row(fast, "complete at 100%", lambda s, p: s == "complete" and p == "100%")
     step("%s: %s %s" % (fast, status, shown))
 
+    if args.metalink:
+        page.element("metalink-file").send_keys(os.path.abspath(args.metalink))
+        page.element("add-metalink").click()
+        page.wait("the metalink's notice", lambda d: "from " + os.path.basename(args.metalink) in page.element("notice").text)
+        status, shown = page.wait_row("web-meta.bin", "complete at 100%", lambda s, p: s == "complete" and p == "100%")
+        step("metalink %s: web-meta.bin %s %s" % (os.path.basename(args.metalink), status, shown))
+
     page.add(args.slow_url, connections=2)
     status, shown = page.wait_row(slow, "active and under way", lambda s, p: s == "active" and 0 < percent(p) < 100)
     step("%s: %s %s, connections %s" % (slow, status, shown, page.row(slow).find_element(By.CSS_SELECTOR, ".connections").text))
@@ -147,6 +161,20 @@ def run(args, driver):
     time.sleep(1.5)  # a paused download stays put across refreshes
     again = page.row_state(slow)
     assert again == (status, shown), "paused download moved: %s -> %s" % ((status, shown), again)
+
+    if args.queue_urls:
+        running, waiting = (url.split("?")[0].rstrip("/").split("/")[-1] for url in args.queue_urls)
+        page.add(args.queue_urls[0], connections=1)
+        page.wait_row(running, "active", lambda s, p: s == "active")
+        page.add(args.queue_urls[1])
+        page.wait_row(waiting, "waiting", lambda s, p: s == "waiting")
+        position = lambda name: int(page.row(name).find_element(By.CSS_SELECTOR, ".position").text)
+        assert position(slow) < position(waiting), "%s is not ahead of %s" % (slow, waiting)
+        page.click(slow, "down")
+        page.wait(slow + " moved below " + waiting, lambda d: position(waiting) < position(slow))
+        rows = [row.get_attribute("data-name") for row in driver.find_elements(By.CSS_SELECTOR, "#queue tr")]
+        assert rows.index(waiting) < rows.index(slow), "rows out of order: %s" % rows
+        step("%s moved down past %s: %s" % (slow, waiting, rows))
 
     page.click(slow, "resume")
     status, shown = page.wait_row(slow, "resumed", lambda s, p: s in ("active", "complete"))
