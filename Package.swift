@@ -40,7 +40,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-            ]
+            ],
+            // The web page at `/`, one self-contained file compiled into the binary
+            // (`PackageResources.index_html`): no files to install, nothing fetched at run time.
+            resources: [.embedInCode("WebPage/index.html")]
         ),
         .executableTarget(
             name: "rangefetch",

@@ -186,6 +186,8 @@ final class RPCHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
         switch (request.method, path) {
+        case (.GET, _) where WebPage.serves(path), (.HEAD, _) where WebPage.serves(path):
+            sendWebPage(context, keepAlive: request.isKeepAlive, headOnly: request.method == .HEAD)
         case (.OPTIONS, _):
             send(context, .noContent, [], cors: corsOrigin, keepAlive: request.isKeepAlive, preflight: true)
         case (.POST, "/jsonrpc"):

@@ -37,6 +37,12 @@ rf_oracle_packages() {
     rf_need_packages aria2 wget2
 }
 
+# The browser the daemon's web page is tested in (WebPageTests): Debian's chromium, run headless
+# by Selenium through chromium-driver (Tests/Support/web_page_check.py).
+rf_browser_packages() {
+    rf_need_packages chromium chromium-driver python3-selenium
+}
+
 # rf_require_swift: fail clearly when the Swift toolchain is missing (it is not a Debian package).
 rf_require_swift() {
     if ! command -v swift >/dev/null 2>&1; then
@@ -61,11 +67,12 @@ rf_test_python() {
 }
 
 # rf_test_requirements: everything the test suite needs (system packages, the other web servers,
-# the Python servers, Swift).
+# the browser, the Python servers, Swift).
 rf_test_requirements() {
     rf_base_packages
     rf_test_server_packages
     rf_oracle_packages
+    rf_browser_packages
     rf_test_python
     rf_require_swift
 }
