@@ -14,6 +14,8 @@ public struct Aria2Flags: Sendable, Equatable {
     public var enableRPC = false
     public var maximumActive = 5
     public var inputFile: String?
+    /// `--save-session FILE`: written in aria2's session format after every change.
+    public var saveSession: String?
     public var confPath: String?
     /// Options every added download starts with (`max-download-limit`, `pause`, `split`…).
     public var defaults: [String: String] = [:]
@@ -33,7 +35,7 @@ public struct Aria2Flags: Sendable, Equatable {
 
     /// Flags with no effect here (what aria2c would do is done anyway, or does not apply).
     static let ignoredOptions: Set<String> = [
-        "file-allocation", "quiet", "continue", "always-resume", "check-certificate", "daemon", "save-session",
+        "file-allocation", "quiet", "continue", "always-resume", "check-certificate", "daemon",
         "save-session-interval", "stop-with-process", "rpc-listen-all", "rpc-save-upload-metadata", "auto-file-renaming",
         "allow-overwrite", "min-split-size", "disk-cache", "console-log-level", "log-level", "log", "summary-interval",
         "enable-color", "show-console-readout", "max-overall-download-limit", "no-conf", "follow-torrent", "seed-time",
@@ -129,6 +131,7 @@ public struct Aria2Flags: Sendable, Equatable {
                 }
                 maximumActive = number
             case "input-file": inputFile = value
+            case "save-session": saveSession = value.isEmpty ? nil : value
             case _ where Self.downloadOptions.contains(name): defaults[name] = value
             case _ where Self.ignoredOptions.contains(name) || name.hasPrefix("bt-") || name.hasPrefix("seed-"):
                 ignored.append("--\(name)")

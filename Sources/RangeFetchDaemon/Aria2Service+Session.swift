@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FoundationEssentials
 import RangeFetch
 
@@ -31,6 +34,7 @@ extension Aria2Service {
             records[row.gid] = record
             if let id = record.id { gids[id] = row.gid }
         }
+        writeSessionFile()
     }
 
     /// The URL and options a stored row asks for.
@@ -55,9 +59,11 @@ extension Aria2Service {
             case .removed(let id): notify("aria2.onDownloadStop", id)
             case .completed(let id, let summary):
                 noteStopped(id, Ended(status: "complete", path: summary.path, length: summary.bytes))
+                writeSessionFile()
                 notify("aria2.onDownloadComplete", id)
             case .failed(let id, let error):
                 noteStopped(id, Ended(status: "error", error: error.message))
+                writeSessionFile()
                 notify("aria2.onDownloadError", id)
             default: break
             }
@@ -91,6 +97,17 @@ extension Aria2Service {
         let place = try root.place(dir: nil, out: target.hasPrefix("/") && DownloadRoot.contains(root.path, target)
                                    ? String(target.dropFirst(root.path.count + 1)) : target)
         guard let name = place.name else { throw RPCFailure("save-session must name a file") }
+        let path = place.directory + "/" + name
+        do {
+            try Data(sessionText().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw RPCFailure("the session could not be saved to \(path): \(error)")
+        }
+        return .string("OK")
+    }
+
+    /// The unfinished downloads in aria2's session format (what `--input-file` reads back).
+    func sessionText() -> String {
         var text = ""
         for entry in queue.entries where entry.status != .complete {
             guard let gid = gids[entry.id], let record = records[gid] else { continue }
@@ -100,12 +117,22 @@ extension Aria2Service {
                 text += " \(key)=\(value)\n"
             }
         }
-        let path = place.directory + "/" + name
+        return text
+    }
+
+    /// Rewrites `--save-session`'s file (a temporary file renamed over it, so a reader never
+    /// sees half of one). A failure is said on standard error once until a write succeeds again;
+    /// the queue itself is in SQLite either way.
+    func writeSessionFile() {
+        guard let sessionFile else { return }
         do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try Data(sessionText().utf8).write(to: URL(fileURLWithPath: sessionFile), options: .atomic)
+            sessionFileFailing = false
         } catch {
-            throw RPCFailure("the session could not be saved to \(path): \(error)")
+            guard !sessionFileFailing else { return }
+            sessionFileFailing = true
+            let line = Array("rangefetch: warning: --save-session \(sessionFile) could not be written: \(error)\n".utf8)
+            _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
         }
-        return .string("OK")
     }
 }

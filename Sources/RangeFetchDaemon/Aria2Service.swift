@@ -47,6 +47,11 @@ public actor Aria2Service {
     let store: QueueStore
     /// Held while the service lives: no other daemon runs this queue.
     let lock: StateDirectoryLock
+    /// aria2c's `--save-session FILE` (the operator's, so anywhere): rewritten in aria2's
+    /// session format after every change to the queue and every download's end.
+    let sessionFile: String?
+    /// The last write of ``sessionFile`` failed (said once).
+    var sessionFileFailing = false
     /// Called once `aria2.shutdown` has been answered.
     let onShutdown: @Sendable () -> Void
     /// The WebSocket listeners told of each download's start, pause, stop, completion and error.
@@ -55,8 +60,10 @@ public actor Aria2Service {
     /// A service adding downloads under `root` with `options`.
     /// The queue is kept in `stateDirectory/queue.sqlite` (``restore()`` reads it back).
     public init(queue: DownloadQueue, root: String, options: DownloadOptions, stateDirectory: String,
-                defaults: [String: String] = [:], onShutdown: @escaping @Sendable () -> Void) throws {
+                defaults: [String: String] = [:], sessionFile: String? = nil,
+                onShutdown: @escaping @Sendable () -> Void) throws {
         self.defaults = defaults
+        self.sessionFile = sessionFile
         self.queue = queue
         self.root = DownloadRoot(root)
         base = options
@@ -70,6 +77,7 @@ public actor Aria2Service {
     public func add(uris: [String], options: [String: String]) throws {
         do throws(RPCFailure) {
             _ = try add(uris: uris, options: options, position: nil)
+            writeSessionFile()
         } catch {
             throw error
         }
@@ -90,8 +98,21 @@ public actor Aria2Service {
         "aria2.onDownloadError", "aria2.onBtDownloadComplete",
     ]
 
+    /// The methods after which aria2c's `--save-session` file is written again.
+    static let queueChanges: Set<String> = [
+        "aria2.addUri", "aria2.addMetalink", "aria2.remove", "aria2.forceRemove", "aria2.pause", "aria2.forcePause",
+        "aria2.pauseAll", "aria2.forcePauseAll", "aria2.unpause", "aria2.unpauseAll", "aria2.changePosition", "aria2.changeUri",
+        "aria2.changeOption",
+    ]
+
     /// Answers one call whose token has been checked (and taken off `params`).
     func call(_ method: String, _ params: [JSON]) async throws(RPCFailure) -> JSON {
+        let result = try await answer(method, params)
+        if Self.queueChanges.contains(method) { writeSessionFile() }
+        return result
+    }
+
+    private func answer(_ method: String, _ params: [JSON]) async throws(RPCFailure) -> JSON {
         let arguments = Aria2Arguments(method: method, params: params)
         switch method {
         case "aria2.addUri": return .string(try add(uris: arguments.strings(0), options: arguments.options(1), position: arguments.integer(2)))

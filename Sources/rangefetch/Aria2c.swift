@@ -20,7 +20,7 @@ struct Aria2c: AsyncParsableCommand {
         --rpc-allow-origin-all, --dir (-d), --input-file (-i, aria2's session format), --conf-path, \
         --max-concurrent-downloads (-j), -x, -s, and per-download defaults (max-download-limit, \
         pause, split). Flags that change nothing here (--file-allocation, --quiet, --continue, \
-        --save-session…) are accepted and said once; other unknown flags are errors. Without \
+        --save-session-interval…) are accepted and said once; other unknown flags are errors. Without \
         --enable-rpc, use rangefetch URL instead. A symlink named aria2c to rangefetch does the same.
 
         Example:
@@ -73,7 +73,7 @@ struct Aria2c: AsyncParsableCommand {
         }
         try await DaemonRun(options: DownloadOptions(), stateDirectory: state, secret: flags.secret, root: flags.directory,
                             port: flags.port, maximumActive: flags.maximumActive, allowOriginAll: flags.allowOriginAll,
-                            defaults: flags.defaults, initial: initial, name: "rangefetch aria2c").run()
+                            defaults: flags.defaults, initial: initial, sessionFile: flags.saveSession, name: "rangefetch aria2c").run()
     }
 
     private static func temporaryDirectory() -> String? {

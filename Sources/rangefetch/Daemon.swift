@@ -95,6 +95,8 @@ struct DaemonRun {
     var defaults: [String: String] = [:]
     /// Downloads to add at start (aria2c's `--input-file`, URIs on its command line).
     var initial: [Aria2SessionFile.Entry] = []
+    /// aria2c's `--save-session FILE`, rewritten after every change.
+    var sessionFile: String?
     var name = "rangefetch daemon"
 
     func run() async throws {
@@ -104,7 +106,7 @@ struct DaemonRun {
         let service: Aria2Service
         do {
             service = try Aria2Service(queue: queue, root: root, options: options, stateDirectory: stateDirectory,
-                                       defaults: defaults) { stop.trip() }
+                                       defaults: defaults, sessionFile: sessionFile) { stop.trip() }
         } catch {
             writeOut("rangefetch: error: \(error)\n", to: STDERR_FILENO)
             throw CommandFailure(status: ExitStatus.fileSystem)

@@ -246,6 +246,37 @@ final class DaemonTests {
         try limited.wait(gid, for: "complete")
     }
 
+    /// Run as aria2c with `--save-session FILE`, the file is aria2's session after every change:
+    /// an added download is in it at once, a paused one with `pause=true`, a finished one is
+    /// gone; aria2c reading it back with `--input-file` gets the paused one, still paused.
+    @Test func aria2cModeWritesItsSessionFileOnEveryChange() throws {
+        let session = out.file("session.txt")
+        func start(_ extra: [String]) throws -> RunningDaemon {
+            try RunningDaemon(arguments: ["aria2c", "--enable-rpc", "--rpc-listen-port=\(try freePort())", "--dir=\(out.path)",
+                                          "--rpc-secret=s3cret", "--save-session=\(session)"] + extra, secret: "s3cret")
+        }
+        let first = try start([])
+        let kept = server.dataURL(size: Self.size, name: "kept.bin")
+        let paused = try #require(try first.call("aria2.addUri", ["[\"\(kept)\"]", "{\"pause\":\"true\"}"]).result as? String)
+        var text = try String(contentsOfFile: session, encoding: .utf8)
+        #expect(text.contains(kept + "\n gid=\(paused)\n pause=true\n"), "\(text)")
+        let done = try #require(try first.call("aria2.addUri", ["[\"\(server.dataURL(size: 1 << 20, name: "done.bin"))\"]"]).result as? String)
+        #expect(try String(contentsOfFile: session, encoding: .utf8).contains("gid=\(done)"))
+        try first.wait(done, for: "complete")
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            text = try String(contentsOfFile: session, encoding: .utf8)
+            if !text.contains("gid=\(done)") { break }
+            usleep(50_000)
+        } while Date() < deadline
+        #expect(!text.contains("gid=\(done)") && text.contains("gid=\(paused)"), "a finished download leaves the session: \(text)")
+        first.kill9()
+
+        let second = try start(["--input-file=\(session)"])
+        defer { second.stop() }
+        #expect(try second.status(paused)["status"] as? String == "paused")
+    }
+
     /// `aria2.shutdown` and `aria2.forceShutdown` are answered "OK" before the daemon closes:
     /// the server waits for the answers it owes (CI once saw aria2p's forceShutdown get a
     /// closed connection instead), then the process exits 0. A few daemons each, since the
@@ -302,4 +333,20 @@ func connectedSocket(port: Int) throws -> Int32 {
         throw TestFailure("connect to port \(port): \(errno)")
     }
     return socket
+}
+
+/// A TCP port free on 127.0.0.1 now (bound, read, closed), for a program that needs a port named.
+func freePort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw TestFailure("socket: \(errno)") }
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+    }
+    guard bound else { throw TestFailure("bind: \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -10,10 +10,15 @@ final class RunningDaemon {
 
     var endpoint: String { "http://127.0.0.1:\(port)/jsonrpc" }
 
-    init(dir: String, stateDir: String, secret: String? = "s3cret", extra: [String] = []) throws {
-        self.secret = secret
+    convenience init(dir: String, stateDir: String, secret: String? = "s3cret", extra: [String] = []) throws {
         var arguments = ["daemon", "--rpc-listen-port", "0", "--dir", dir, "--state-dir", stateDir] + extra
         if let secret { arguments += ["--rpc-secret", secret] }
+        try self.init(arguments: arguments, secret: secret)
+    }
+
+    /// `rangefetch ARGUMENTS` (`daemon …`, or `aria2c …` on a free port the caller chose).
+    init(arguments: [String], secret: String?) throws {
+        self.secret = secret
         let (out, _) = try TestProcess.launch(process, try TestProcess.rangefetchBinary, arguments, environment: [:])
         stdoutPipe = out
         var buffer = Data()
