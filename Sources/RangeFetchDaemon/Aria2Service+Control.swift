@@ -125,7 +125,8 @@ extension Aria2Service {
         guard let id = record.id else { throw RPCFailure("GID#\(record.gid) has stopped; its options cannot change") }
         let row = QueueStore.Row(gid: record.gid, position: 0, uris: record.uris, options: merged.merging(["dir": record.directory]) { $1 },
                                  directory: record.directory, status: "")
-        let (_, options) = try downloadOptions(for: row)
+        var (_, options) = try downloadOptions(for: row)
+        options.request.speedControl = record.control
         do {
             try queue.setOptions(options, for: id)
         } catch {
@@ -133,6 +134,8 @@ extension Aria2Service {
         }
         try saving { () throws(QueueStore.Failure) in try store.setOptions(record.gid, merged) }
         records[record.gid]?.options = merged
+        // The speed cap changes now, running or not; the other options from the next start.
+        shareOverallLimit(changed: record.gid)
         return .string("OK")
     }
 
@@ -156,7 +159,8 @@ extension Aria2Service {
         }
         let row = QueueStore.Row(gid: record.gid, position: 0, uris: edit.uris,
                                  options: record.options.merging(["dir": record.directory]) { $1 }, directory: record.directory, status: "")
-        let (main, options) = try downloadOptions(for: row)
+        var (main, options) = try downloadOptions(for: row)
+        options.request.speedControl = record.control
         do {
             try queue.setOptions(options, for: id, url: main)
         } catch {
@@ -174,8 +178,11 @@ extension Aria2Service {
             queue.maximumActive = count
         }
         guard changes["dir"] == nil else { throw RPCFailure("dir is the daemon's download root; restart it with --dir to change it") }
+        _ = try Self.speed(changes["max-overall-download-limit"], option: "max-overall-download-limit")
+        _ = try Self.speed(changes["max-download-limit"], option: "max-download-limit")
         globalOptions.merge(changes) { $1 }
         for (key, value) in changes where Aria2Flags.downloadOptions.contains(key) { defaults[key] = value }
+        if changes["max-overall-download-limit"] != nil { shareOverallLimit() }
         return .string("OK")
     }
 
@@ -197,5 +204,43 @@ extension Aria2Service {
             }
         }
         stopped.removeAll { list.contains($0) }
+    }
+}
+
+// MARK: Speed limits, live
+
+extension Aria2Service {
+    /// aria2's speed text (`1M`, `500K`, `2048`); `nil` or `0`: no cap.
+    static func speed(_ text: String?, option: String) throws(RPCFailure) -> Int64? {
+        guard let text, text != "0" else { return nil }
+        guard let bytes = ByteCount.parse(text), bytes > 0 else { throw RPCFailure("\(option) '\(text)' is not a speed (e.g. 1M)") }
+        return bytes
+    }
+
+    /// A download's own `max-download-limit` (checked when it was given), else the daemon's
+    /// `--max-speed` for every download.
+    func speedLimit(_ options: [String: String]) -> Int64? {
+        ((try? Self.speed(options["max-download-limit"], option: "max-download-limit")) ?? nil) ?? base.request.maximumBytesPerSecond
+    }
+
+    /// Sets each download's cap: its own limit, or an equal share of `max-overall-download-limit`
+    /// among the running downloads when lower. Without an overall limit only `changed` (a
+    /// download whose own limit changed) is touched; with one, every running download is, at
+    /// each start and end (O(downloads in the queue)).
+    func shareOverallLimit(changed gid: String? = nil) {
+        let overall = (try? Self.speed(globalOptions["max-overall-download-limit"], option: "")) ?? nil
+        if let gid, let record = records[gid] { record.control.bytesPerSecond = speedLimit(record.options) }
+        guard overall != nil || overallLimitShared else { return }
+        overallLimitShared = overall != nil
+        let running = queue.entries.filter { $0.status == .active }.compactMap { gids[$0.id].flatMap { records[$0] } }
+        let runningGIDs = Set(running.map(\.gid))
+        for record in records.values where record.id != nil && !runningGIDs.contains(record.gid) {
+            record.control.bytesPerSecond = speedLimit(record.options)
+        }
+        for record in running {
+            let share = overall.map { $0 / Int64(running.count) }
+            let own = speedLimit(record.options)
+            record.control.bytesPerSecond = [own, share].compactMap { $0 }.min()
+        }
     }
 }

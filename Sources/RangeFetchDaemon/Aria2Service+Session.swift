@@ -24,7 +24,9 @@ extension Aria2Service {
                 stopped.append(row.gid)
             default:
                 do {
-                    let (url, options) = try downloadOptions(for: row)
+                    var (url, options) = try downloadOptions(for: row)
+                    record.control.bytesPerSecond = speedLimit(row.options)
+                    options.request.speedControl = record.control
                     record.id = try queue.add(url, options: options, paused: row.status == "paused")
                 } catch {
                     record.ended = Ended(status: "error", error: "not added again after a restart: \(error)")
@@ -54,7 +56,9 @@ extension Aria2Service {
     public func follow(_ events: AsyncStream<QueueEvent>) async {
         for await event in events {
             switch event {
-            case .started(let id): notify("aria2.onDownloadStart", id)
+            case .started(let id):
+                shareOverallLimit()
+                notify("aria2.onDownloadStart", id)
             case .paused(let id): notify("aria2.onDownloadPause", id)
             case .removed(let id): notify("aria2.onDownloadStop", id)
             case .completed(let id, let summary):
@@ -65,6 +69,10 @@ extension Aria2Service {
                 noteStopped(id, Ended(status: "error", error: error.message))
                 writeSessionFile()
                 notify("aria2.onDownloadError", id)
+            default: break
+            }
+            switch event {
+            case .paused, .removed, .completed, .failed, .requeued: shareOverallLimit()
             default: break
             }
         }

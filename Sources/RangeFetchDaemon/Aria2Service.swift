@@ -18,6 +18,9 @@ public actor Aria2Service {
         var removed = false
         /// What the store said of a download that had stopped before a restart.
         var ended: Ended?
+        /// Its speed cap as it runs: its own `max-download-limit`, or its share of
+        /// `max-overall-download-limit` when that is lower, changed live.
+        var control = SpeedControl()
     }
 
     struct Ended: Sendable {
@@ -50,6 +53,8 @@ public actor Aria2Service {
     /// aria2c's `--save-session FILE` (the operator's, so anywhere): rewritten in aria2's
     /// session format after every change to the queue and every download's end.
     let sessionFile: String?
+    /// The running downloads' caps were last set as shares of an overall limit.
+    var overallLimitShared = false
     /// The last write of ``sessionFile`` failed (said once).
     var sessionFileFailing = false
     /// Called once `aria2.shutdown` has been answered.
@@ -206,13 +211,16 @@ public actor Aria2Service {
                                           status: paused ? "paused" : "waiting"))
         }
         let id: DownloadID
+        let control = SpeedControl(bytesPerSecond: speedLimit(kept))
+        var options = options
+        options.request.speedControl = control
         do {
             id = try queue.add(url, options: options, paused: paused, at: place)
         } catch {
             try? store.delete([gid])
             throw RPCFailure(error.message)
         }
-        records[gid] = Record(gid: gid, id: id, uris: uris, directory: directory, options: kept)
+        records[gid] = Record(gid: gid, id: id, uris: uris, directory: directory, options: kept, control: control)
         gids[id] = gid
         if place != nil { try saveOrder() }
         return gid
@@ -228,10 +236,8 @@ public actor Aria2Service {
             guard (1...64).contains(count) else { throw RPCFailure("split must be 1-64 (got \(count))") }
             options.connections = .fixed(count)
         }
-        if let limit = given["max-download-limit"], limit != "0" {
-            guard let bytes = ByteCount.parse(limit), bytes > 0 else { throw RPCFailure("max-download-limit '\(limit)' is not a speed (e.g. 1M)") }
-            options.request.maximumBytesPerSecond = bytes
-        }
+        // Checked here; applied through the download's SpeedControl, live (``speedLimit(_:)``).
+        _ = try Self.speed(given["max-download-limit"], option: "max-download-limit")
         if let checksum = given["checksum"] {
             do {
                 options.checksums.append(try ChecksumSpec.parse(checksum))

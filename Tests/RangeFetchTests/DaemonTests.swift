@@ -277,6 +277,48 @@ final class DaemonTests {
         #expect(try second.status(paused)["status"] as? String == "paused")
     }
 
+    /// The bytes the server sends over `seconds`, after `settle` seconds for the socket buffers
+    /// to fill (until they do, the server sends faster than we read).
+    func servedRate(settle: Double = 1.5, seconds: Double = 2) throws -> Double {
+        usleep(useconds_t(settle * 1_000_000))
+        let before = try server.stats().written_bytes
+        usleep(useconds_t(seconds * 1_000_000))
+        return Double(try server.stats().written_bytes - before) / seconds
+    }
+
+    /// Speed limits change while downloads run, and the server sees it: a download's own
+    /// `max-download-limit` (changeOption) and `max-overall-download-limit` shared among the
+    /// running ones (changeGlobalOption); lifting them lets the files finish, exact.
+    @Test func speedLimitsChangeLiveAtTheServer() throws {
+        let size: Int64 = 48 << 20
+        let first = try add(server.dataURL(size: size, name: "l1.bin", "rate=4000000"), options: "{\"split\":\"2\"}")
+        let second = try add(server.dataURL(size: size, name: "l2.bin", "rate=4000000"), options: "{\"split\":\"2\"}")
+        let deadline = Date().addingTimeInterval(30)
+        while try daemon.status(first)["status"] as? String != "active" || daemon.status(second)["status"] as? String != "active" {
+            guard Date() < deadline else { throw TestFailure("not both running") }
+            usleep(50_000)
+        }
+        let free = try servedRate(settle: 0.5, seconds: 1)
+
+        #expect(try daemon.call("aria2.changeGlobalOption", ["{\"max-overall-download-limit\":\"1M\"}"]).result as? String == "OK")
+        let shared = try servedRate()
+        #expect(shared < 1.6 * Double(1 << 20), "overall 1 MiB/s: the server sent \(shared) B/s (unlimited: \(free))")
+
+        #expect(try daemon.call("aria2.changeGlobalOption", ["{\"max-overall-download-limit\":\"0\"}"]).result as? String == "OK")
+        #expect(try daemon.call("aria2.changeOption", ["\"\(first)\"", "{\"max-download-limit\":\"256K\"}"]).result as? String == "OK")
+        #expect(try daemon.call("aria2.pause", ["\"\(second)\""]).result as? String == second)
+        let own = try servedRate()
+        #expect(own < 1.6 * Double(256 << 10), "own 256 KiB/s: the server sent \(own) B/s")
+        #expect(free > 4 * Double(1 << 20), "unlimited, the two ran at \(free) B/s")
+
+        #expect(try daemon.call("aria2.changeOption", ["\"\(first)\"", "{\"max-download-limit\":\"0\"}"]).result as? String == "OK")
+        #expect(try daemon.call("aria2.unpause", ["\"\(second)\""]).result as? String == second)
+        try daemon.wait(first, for: "complete", seconds: 60)
+        try daemon.wait(second, for: "complete", seconds: 60)
+        try server.expectFile(out.file("l1.bin"), size: size, sourceLocation: #_sourceLocation)
+        try server.expectFile(out.file("l2.bin"), size: size, sourceLocation: #_sourceLocation)
+    }
+
     /// `aria2.shutdown` and `aria2.forceShutdown` are answered "OK" before the daemon closes:
     /// the server waits for the answers it owes (CI once saw aria2p's forceShutdown get a
     /// closed connection instead), then the process exits 0. A few daemons each, since the

@@ -17,7 +17,7 @@ Paths
                             version= and changeafter= do not apply to files.
   /_stats                   GET: JSON {"open_connections", "peak_connections" (TCP connections open
                             now and at most at once since the last reset, the stats request's own
-                            included), "requests", "body_bytes", "by_status": {"206": n, ...},
+                            included), "requests", "body_bytes" (at each response's end), "written_bytes" (as sent), "by_status": {"206": n, ...},
                             "log": [{"method", "path", "query", "range", "if_range", "status",
                             "bytes", "etag", "host", "auth", "connection", "accept_encoding",
                             "accept_encoding_lines", "headers"}, ...]}
@@ -262,6 +262,7 @@ class State:
     def __init__(self):
         self.lock = threading.Lock()
         self.requests, self.body_bytes, self.by_status, self.log = 0, 0, {}, []
+        self.written_bytes = 0  # body bytes as each write goes out, not at a response's end
         self.open_connections, self.peak_connections = 0, 0
         self.counters = {}  # (url key, counter name) -> int
         self.clock_offset = 0.0  # seconds /_clock?advance= has moved "now" forward
@@ -279,6 +280,7 @@ class State:
     def reset(self):
         with self.lock:
             self.requests, self.body_bytes, self.by_status, self.log = 0, 0, {}, []
+            self.written_bytes = 0
             self.peak_connections = self.open_connections
             self.counters = {}
 
@@ -300,6 +302,10 @@ class State:
             self.counters[(key, name)] = self.counters.get((key, name), 0) + amount
             return self.counters[(key, name)]
 
+    def wrote(self, amount):
+        with self.lock:
+            self.written_bytes += amount
+
     def record(self, entry):
         with self.lock:
             self.requests += 1
@@ -318,6 +324,7 @@ class State:
             return json.dumps({"open_connections": self.open_connections,
                                "peak_connections": self.peak_connections,
                                "requests": self.requests, "body_bytes": self.body_bytes,
+                               "written_bytes": self.written_bytes,
                                "by_status": dict(self.by_status), "log": list(self.log)})
 
 
@@ -1247,6 +1254,7 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.write(data)
                 sent += len(data)
                 position += len(data)
+                STATE.wrote(len(data))
                 if counts_served:
                     STATE.add(self.key, "served", len(data))
             if plan.cut_after is not None and sent < total:

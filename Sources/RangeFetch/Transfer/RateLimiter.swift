@@ -4,42 +4,73 @@
 /// chunk and delivers it again on unpause); the engine unpauses it once tokens have refilled.
 /// A chunk may overdraw the bucket, which the following refills pay back.
 struct RateLimiter {
-    let bytesPerSecond: Double
+    /// `nil`: no cap (a live ``SpeedControl`` with none set): every take succeeds.
+    private(set) var bytesPerSecond: Double?
     /// Most tokens the bucket holds: a tenth of a second, at least 64 KiB.
-    let burstBytes: Double
+    private var burstBytes: Double
     private var tokens: Double
     private var refilledAt: Double
 
-    init(bytesPerSecond: Int64, now: Double) {
-        self.bytesPerSecond = Double(bytesPerSecond)
-        burstBytes = max(64 * 1024, Double(bytesPerSecond) / 10)
+    init(bytesPerSecond: Int64?, now: Double) {
+        self.bytesPerSecond = bytesPerSecond.map(Double.init)
+        burstBytes = Self.burst(self.bytesPerSecond)
         tokens = burstBytes
         refilledAt = now
     }
 
+    private static func burst(_ bytesPerSecond: Double?) -> Double {
+        max(64 * 1024, (bytesPerSecond ?? 0) / 10)
+    }
+
+    /// A new cap from now on; the tokens held stay within the new burst.
+    mutating func setRate(_ bytesPerSecond: Int64?, now: Double) {
+        refill(now: now)
+        self.bytesPerSecond = bytesPerSecond.map(Double.init)
+        burstBytes = Self.burst(self.bytesPerSecond)
+        tokens = min(tokens, burstBytes)
+    }
+
     mutating func refill(now: Double) {
-        tokens = min(burstBytes, tokens + (now - refilledAt) * bytesPerSecond)
+        if let bytesPerSecond { tokens = min(burstBytes, tokens + (now - refilledAt) * bytesPerSecond) }
         refilledAt = now
     }
 
     /// Takes `count` tokens if any are left; `false` means wait.
     mutating func take(_ count: Int) -> Bool {
+        guard bytesPerSecond != nil else { return true }
         guard tokens > 0 else { return false }
         tokens -= Double(count)
         return true
     }
 
-    var hasTokens: Bool { tokens > 0 }
+    var hasTokens: Bool { bytesPerSecond == nil || tokens > 0 }
 }
 
-/// `--max-speed` for one download: the one bucket its transfers take from, reached from libcurl's
+/// `--max-speed` (or a live ``SpeedControl``) for one download: the one bucket its transfers take from, reached from libcurl's
 /// write callbacks through ``bucket`` (engine thread only).
 final class SpeedLimit {
     let bucket: UnsafeMutablePointer<RateLimiter>
+    /// A cap that may change while the download runs; read once per round.
+    private let control: SpeedControl?
 
-    init(bytesPerSecond: Int64, now: Double) {
+    /// The cap now, in bytes per second (`nil`: none).
+    var bytesPerSecond: Int64? { bucket.pointee.bytesPerSecond.map { Int64($0) } }
+
+    /// `--max-speed`'s fixed cap, or a live `control` (which rules when given).
+    init?(bytesPerSecond: Int64?, control: SpeedControl?, now: Double) {
+        guard control != nil || bytesPerSecond != nil else { return nil }
+        self.control = control
         bucket = .allocate(capacity: 1)
-        bucket.initialize(to: RateLimiter(bytesPerSecond: bytesPerSecond, now: now))
+        bucket.initialize(to: RateLimiter(bytesPerSecond: control.map(\.bytesPerSecond) ?? bytesPerSecond, now: now))
+    }
+
+    /// Takes a changed cap from the control; `true` when it changed.
+    func follow(now: Double) -> Bool {
+        guard let control else { return false }
+        let wanted = control.bytesPerSecond
+        guard wanted != bytesPerSecond else { return false }
+        bucket.pointee.setRate(wanted, now: now)
+        return true
     }
 
     deinit {

@@ -41,6 +41,10 @@ public struct RequestOptions: Sendable, Equatable {
     /// on requests that carry `CURLOPT_RANGE`, measured here).
     public var maximumBytesPerSecond: Int64?
 
+    /// A cap that may change while the download runs (the daemon's live limits); when given, it
+    /// rules instead of ``maximumBytesPerSecond``.
+    public var speedControl: SpeedControl?
+
     /// A proxy for every request (`http://`, `https://`, `socks5h://` …), instead of what the
     /// `http_proxy`/`https_proxy`/`all_proxy` variables say; `""` uses none.
     public var proxy: String?

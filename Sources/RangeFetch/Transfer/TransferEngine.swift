@@ -61,7 +61,9 @@ final class TransferEngine: CurlLoopClient {
         checkpoints = CheckpointPolicy(now: now, receivedBytes: book.receivedBytes,
                                        intervalSeconds: configuration.checkpointIntervalSeconds,
                                        intervalBytes: configuration.checkpointIntervalBytes)
-        speedLimit = configuration.request.maximumBytesPerSecond.map { SpeedLimit(bytesPerSecond: $0, now: now) }
+        speedLimit = SpeedLimit(bytesPerSecond: configuration.request.maximumBytesPerSecond,
+                                control: configuration.request.speedControl, now: now)
+        if configuration.request.speedControl != nil { scheduler.tuning.replacesSlowConnections = speedLimit?.bytesPerSecond == nil }
     }
 
     deinit {
@@ -103,6 +105,8 @@ final class TransferEngine: CurlLoopClient {
             try decide(now: now)
             nextDecision = now + scheduler.decisionInterval(usually: configuration.decisionIntervalSeconds)
         }
+        // A capped connection is slow on purpose: none is replaced while a cap holds.
+        if speedLimit?.follow(now: now) == true { scheduler.tuning.replacesSlowConnections = speedLimit?.bytesPerSecond == nil }
         speedLimit?.resume(active.values, now: now)
         deliveredBefore = deliveredBytes
     }
@@ -198,7 +202,7 @@ final class TransferEngine: CurlLoopClient {
     private func giveUpSlowRequests(now: Double) throws(DownloadError) {
         let rule = configuration.request.lowSpeed
         for (transfer, error) in rule.slowRequests(Array(active.values), now: now,
-                                                   maximumBytesPerSecond: configuration.request.maximumBytesPerSecond) {
+                                                   maximumBytesPerSecond: speedLimit?.bytesPerSecond) {
             detach(transfer, now: now)
             try retry(transfer.segment, after: error, retryAfter: nil, now: now)
         }

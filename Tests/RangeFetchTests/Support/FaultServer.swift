@@ -67,6 +67,8 @@ final class FaultServer {
         }
         var requests: Int
         var body_bytes: Int64
+        /// Body bytes as each write went out (``body_bytes`` counts a response at its end).
+        var written_bytes: Int64
         var log: [Entry]
     }
 
