@@ -183,6 +183,30 @@ struct ListVerb: ParsableCommand {
     }
 }
 
+/// Which downloads a verb acts on: GIDs (or unique prefixes), or `--all`.
+struct GIDSelection: ParsableArguments {
+    @Flag(name: .customLong("all"), help: "Every download.")
+    var all = false
+
+    @Argument(help: ArgumentHelp("GIDs, or unique prefixes of them.", valueName: "gid"))
+    var ids: [String] = []
+
+    func validate() throws {
+        guard all != !ids.isEmpty else { throw ValidationError("give GIDs, or --all") }
+    }
+
+    /// `allMethod` once with --all, else `eachMethod` for each GID, saying `done GID` for each.
+    func run(_ address: DaemonAddress, all allMethod: String, each eachMethod: String, done: String) throws {
+        let client = try address.client()
+        if all {
+            _ = try DaemonVerb.call(client, allMethod)
+            writeOut("\(done) all\n", to: STDOUT_FILENO)
+        } else {
+            try DaemonVerb.each(ids, client, eachMethod, done: done)
+        }
+    }
+}
+
 /// `rangefetch pause ID…`: answered once each has stopped.
 struct PauseVerb: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -190,21 +214,10 @@ struct PauseVerb: ParsableCommand {
         abstract: "Pause downloads of a running daemon (a unique GID prefix will do); --all pauses every one.")
 
     @OptionGroup var address: DaemonAddress
-    @Flag(name: .customLong("all")) var all = false
-    @Argument(help: ArgumentHelp("GIDs, or unique prefixes of them.", valueName: "gid")) var ids: [String] = []
-
-    func validate() throws {
-        guard all != !ids.isEmpty else { throw ValidationError("give GIDs, or --all") }
-    }
+    @OptionGroup var selection: GIDSelection
 
     func run() throws {
-        let client = try address.client()
-        if all {
-            _ = try DaemonVerb.call(client, "aria2.pauseAll")
-            writeOut("paused all\n", to: STDOUT_FILENO)
-        } else {
-            try DaemonVerb.each(ids, client, "aria2.pause", done: "paused")
-        }
+        try selection.run(address, all: "aria2.pauseAll", each: "aria2.pause", done: "paused")
     }
 }
 
@@ -215,21 +228,10 @@ struct ResumeVerb: ParsableCommand {
         abstract: "Resume paused downloads of a running daemon; --all resumes every one.")
 
     @OptionGroup var address: DaemonAddress
-    @Flag(name: .customLong("all")) var all = false
-    @Argument(help: ArgumentHelp("GIDs, or unique prefixes of them.", valueName: "gid")) var ids: [String] = []
-
-    func validate() throws {
-        guard all != !ids.isEmpty else { throw ValidationError("give GIDs, or --all") }
-    }
+    @OptionGroup var selection: GIDSelection
 
     func run() throws {
-        let client = try address.client()
-        if all {
-            _ = try DaemonVerb.call(client, "aria2.unpauseAll")
-            writeOut("resumed all\n", to: STDOUT_FILENO)
-        } else {
-            try DaemonVerb.each(ids, client, "aria2.unpause", done: "resumed")
-        }
+        try selection.run(address, all: "aria2.unpauseAll", each: "aria2.unpause", done: "resumed")
     }
 }
 

@@ -70,8 +70,13 @@ final class DaemonVerbsTests {
         #expect(try verb(["ls"]).stdout.split(separator: "\n").count == 1, "only the header is left")
     }
 
-    @Test func watchPrintsTheTableEachInterval() throws {
+    @Test func allAndWatchPrintTheirLines() throws {
         _ = try gid(try verb(["add", "--pause", server.dataURL(size: 1 << 20, name: "w.bin")]))
+        let all = try verb(["resume", "--all"])
+        #expect(all.status == 0 && all.stdout == "resumed all\n", "\(all.stderr)")
+        let none = try verb(["pause"])
+        #expect(none.status == 2 && none.stderr.contains("give GIDs, or --all"), "\(none.stderr)")
+        #expect(try verb(["pause", "--all"]).stdout == "paused all\n")
         let watched = try verb(["watch", "--count", "3", "--interval", "0.2"])
         #expect(watched.status == 0)
         #expect(watched.stdout.components(separatedBy: "GID ").count - 1 == 3, "\(watched.stdout)")
