@@ -19,7 +19,12 @@
 #   BENCH_ONLY (all)           comma list: unthrottled,capped,wan (plain HTTP), their HTTPS twins
 #                              unthrottled-https,unthrottled-h2,capped-https,capped-h2,wan-https,wan-h2
 #                              (or https for all six), many,batchcapped,mirrors,stream,journal,checksum,hash,
-#                              fleet,lists,caps
+#                              fleet,lists,caps,daemon
+#   BENCH_DAEMON_ACTIVE ("8 100"), BENCH_DAEMON_WAITING (200), BENCH_DAEMON_RUNS (3),
+#   BENCH_DAEMON_WINDOW_S (15), BENCH_DAEMON_GAP_MS (10)   daemon section: RPC latency of
+#                              `rangefetch daemon` against aria2c --enable-rpc under load
+#                              (Benchmarks/daemon_rpc.py); 8 active get the BENCH_SIZE_MB file, more
+#                              the WAN-sized one (256 MiB), so that preallocated files fit the disk
 #   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
 #   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
 #   BENCH_LIST_LINES           lists section: lengths of the generated lists timed to their first
@@ -37,7 +42,8 @@
 #                              (default /var/tmp, or /tmp if that is on disk and /var/tmp is not)
 #   BENCH_TIMEOUT_S (900)      one download's time limit
 #   RF_FLAGS                   extra rangefetch flags; RANGEFETCH: use this binary, skip the build
-# Results: printed, and written to Benchmarks/results/latest.{md,json,png}.
+# Results: printed, and written to Benchmarks/results/latest.{md,json,png}; the daemon section's
+# to Benchmarks/results/daemon.{md,json} (BENCH_ONLY=daemon alone leaves latest.* untouched).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/packages.sh
@@ -61,7 +67,9 @@ export RANGEFETCH
 # The chart needs matplotlib, from PyPI into a venv of our own (ignored by git). Done before the
 # measurements, so a failure costs seconds, not a finished benchmark.
 venv=Benchmarks/.venv
-if ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
+# Sections other than daemon go to bench.py (latest.* and the chart); with none, it does not run.
+others=$(echo ",${BENCH_ONLY:-all}," | sed -e 's/,daemon,/,/g' -e 's/^,*//' -e 's/,*$//')
+if [ -n "$others" ] && ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
     echo "bench: installing matplotlib into $venv" >&2
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q matplotlib
@@ -199,6 +207,7 @@ if wants wan || wants wan-https || wants wan-h2 || wants https; then
     echo "bench: WAN up: $(rf_wan_describe); TCP connect took ${rtt} s" >&2
 fi
 
+if [ -n "$others" ]; then
 OUT="$work/out" WORK="$work" SOURCE="$work/www/file.bin" \
 DIRECT_URL="http://127.0.0.1:$port/file.bin" CAPPED_URL="http://127.0.0.1:$relay_port/file.bin" \
 DIRECT_HTTPS_URL="https://127.0.0.1:$tls1_port/file.bin" DIRECT_H2_URL="https://127.0.0.1:$tls2_port/file.bin" \
@@ -220,3 +229,14 @@ bench_pid=""
 
 "$venv/bin/python" Benchmarks/chart.py "$results/latest.json" "$results/latest.png"
 echo "bench: wrote $results/latest.md, latest.json and latest.png" >&2
+fi
+
+if wants daemon; then
+    mkdir -p "$work/daemon"
+    python3 Benchmarks/daemon_rpc.py --rangefetch "$RANGEFETCH" --work "$work/daemon" --results "$results" \
+        --url "8=http://127.0.0.1:$port/file.bin" --url "http://127.0.0.1:$port/wan.bin" &
+    bench_pid=$!
+    wait "$bench_pid"
+    bench_pid=""
+    echo "bench: wrote $results/daemon.md and daemon.json" >&2
+fi

@@ -4,7 +4,7 @@ import RangeFetch
 /// aria2's status methods and result shapes: every number a string, GIDs by unique prefix.
 extension Aria2Service {
     var waiting: [DownloadID] {
-        queue.entries.filter { $0.status == .waiting || $0.status == .paused }.map(\.id)
+        queue.ids(.waiting, .paused)
     }
 
     var stoppedGIDs: [String] { stopped }
@@ -36,7 +36,7 @@ extension Aria2Service {
     }
 
     func status(_ record: Record, keys: [String]?) -> JSON {
-        let entry = record.id.flatMap { id in queue.entries.first { $0.id == id } }
+        let entry = record.id.flatMap { queue.entry($0) }
         let ended = record.ended
         var fields: [String: JSON] = [
             "gid": .string(record.gid),
@@ -48,8 +48,9 @@ extension Aria2Service {
             "uploadSpeed": .string("0"),
             "connections": .count(entry?.connections ?? 0),
             "dir": .string(record.directory),
-            "files": files(record, entry: entry),
         ]
+        // The file list (its URIs, their status) only when asked: front-ends polling speeds do not.
+        if keys?.isEmpty ?? true || keys?.contains("files") == true { fields["files"] = files(record, entry: entry) }
         if let error = entry?.error {
             fields["errorCode"] = .string(error.category == .checksum ? "32" : "1")
             fields["errorMessage"] = .string(error.message)
@@ -73,7 +74,7 @@ extension Aria2Service {
     }
 
     func files(_ record: Record, entry: QueueEntry? = nil) -> JSON {
-        let entry = entry ?? record.id.flatMap { id in queue.entries.first { $0.id == id } }
+        let entry = entry ?? record.id.flatMap { queue.entry($0) }
         let path = entry?.path ?? record.ended?.path ?? record.options["out"].map { record.directory + "/" + $0 } ?? ""
         let length = entry?.totalBytes ?? record.ended?.length ?? 0
         let completed = entry?.receivedBytes ?? (record.ended?.status == "complete" ? length : 0)
@@ -95,7 +96,7 @@ extension Aria2Service {
 
     /// The servers of a running download: its URIs with the download's speed (one file).
     func servers(_ record: Record) -> JSON {
-        guard isActive(record), let id = record.id, let entry = queue.entries.first(where: { $0.id == id }) else { return .array([]) }
+        guard isActive(record), let id = record.id, let entry = queue.entry(id) else { return .array([]) }
         let servers = record.uris.map { uri in
             ["uri": .string(uri), "currentUri": .string(uri), "downloadSpeed": .count(Int64(entry.bytesPerSecond))].json
         }

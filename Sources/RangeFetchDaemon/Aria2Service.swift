@@ -134,7 +134,7 @@ public actor Aria2Service {
         case "aria2.getPeers": _ = try record(arguments.string(0)); return .array([])
         case "aria2.getServers": return try servers(record(arguments.string(0)))
         case "aria2.purgeDownloadResult": purge(stopped); return .string("OK")
-        case "aria2.tellActive": return list(queue.entries.filter { $0.status == .active }.compactMap { gids[$0.id] }, keys: try arguments.keys(0))
+        case "aria2.tellActive": return list(queue.ids(.active).compactMap { gids[$0] }, keys: try arguments.keys(0))
         case "aria2.tellWaiting":
             return try page(waiting.compactMap { gids[$0] }, offset: arguments.integer(0) ?? 0, count: arguments.integer(1) ?? 0, keys: arguments.keys(2))
         case "aria2.tellStopped": return try page(stopped, offset: arguments.integer(0) ?? 0, count: arguments.integer(1) ?? 0, keys: arguments.keys(2))

@@ -154,16 +154,28 @@ public final class DownloadQueue: Sendable {
         }
     }
 
-    /// Every download in the queue, in queue order.
+    /// Every download in the queue, in queue order. O(n), each URL redacted: for one download
+    /// ask ``entry(_:)``, for the ids of some statuses ``ids(_:)``.
     public var entries: [QueueEntry] {
-        state.withLock { state in
-            state.book.order.compactMap { id in
-                guard let item = state.items[id], let status = state.book.status(id) else { return nil }
-                return QueueEntry(id: id, url: Redaction.url(item.url), status: status, path: item.path,
-                                  receivedBytes: item.receivedBytes, totalBytes: item.totalBytes,
-                                  bytesPerSecond: item.bytesPerSecond, connections: item.connections, error: item.error)
-            }
-        }
+        state.withLock { state in state.book.order.compactMap { id in Self.entry(id, in: state) } }
+    }
+
+    /// `id`'s entry; `nil` when it is not in the queue. One lookup, not a copy of the queue: what
+    /// a status call for a few hundred downloads can afford per download.
+    public func entry(_ id: DownloadID) -> QueueEntry? {
+        state.withLock { state in Self.entry(id, in: state) }
+    }
+
+    /// The downloads whose status is one of `statuses`, in queue order (ids only, no URL redacted).
+    public func ids(_ statuses: QueueStatus...) -> [DownloadID] {
+        state.withLock { state in state.book.order.filter { id in state.book.status(id).map { statuses.contains($0) } ?? false } }
+    }
+
+    private static func entry(_ id: DownloadID, in state: State) -> QueueEntry? {
+        guard let item = state.items[id], let status = state.book.status(id) else { return nil }
+        return QueueEntry(id: id, url: Redaction.url(item.url), status: status, path: item.path,
+                          receivedBytes: item.receivedBytes, totalBytes: item.totalBytes,
+                          bytesPerSecond: item.bytesPerSecond, connections: item.connections, error: item.error)
     }
 
     /// Where `id` stands; `nil` when it is not in the queue (never added, or removed).
