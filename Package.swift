@@ -52,6 +52,8 @@ let package = Package(
                 "RangeFetchDaemon",
                 "CFileShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The daemon's event loop, owned by `rangefetch daemon`.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

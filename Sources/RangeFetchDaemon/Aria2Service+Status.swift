@@ -21,7 +21,8 @@ extension Aria2Service {
     }
 
     func list(_ list: [String], keys: [String]?) -> JSON {
-        .array(list.compactMap { records[$0] }.map { status($0, keys: keys) })
+        let wanted = StatusKeys(keys)
+        return .array(list.compactMap { records[$0] }.map { status($0, keys: wanted) })
     }
 
     /// aria2's paging: `offset` from the start, or from the end when negative (then in reverse).
@@ -35,31 +36,44 @@ extension Aria2Service {
         return list(Array(all[max(0, start - count + 1)...start].reversed()), keys: keys)
     }
 
-    func status(_ record: Record, keys: [String]?) -> JSON {
+    /// The keys a status call asks for (all when none are named): only those are worked out.
+    struct StatusKeys {
+        private let wanted: Set<String>?
+
+        init(_ keys: [String]?) {
+            wanted = keys.flatMap { $0.isEmpty ? nil : Set($0) }
+        }
+
+        func contains(_ key: String) -> Bool { wanted?.contains(key) ?? true }
+    }
+
+    func status(_ record: Record, keys: [String]?) -> JSON { status(record, keys: StatusKeys(keys)) }
+
+    func status(_ record: Record, keys: StatusKeys) -> JSON {
         let entry = record.id.flatMap { queue.entry($0) }
         let ended = record.ended
-        var fields: [String: JSON] = [
-            "gid": .string(record.gid),
-            "status": .string(record.removed ? "removed" : ended?.status ?? Self.statusName(entry?.status)),
-            "totalLength": .count(entry?.totalBytes ?? ended?.length ?? 0),
-            "completedLength": .count(entry?.receivedBytes ?? (ended?.status == "complete" ? ended?.length ?? 0 : 0)),
-            "uploadLength": .string("0"),
-            "downloadSpeed": .count(Int64(entry?.bytesPerSecond ?? 0)),
-            "uploadSpeed": .string("0"),
-            "connections": .count(entry?.connections ?? 0),
-            "dir": .string(record.directory),
-        ]
-        // The file list (its URIs, their status) only when asked: front-ends polling speeds do not.
-        if keys?.isEmpty ?? true || keys?.contains("files") == true { fields["files"] = files(record, entry: entry) }
-        if let error = entry?.error {
-            fields["errorCode"] = .string(error.category == .checksum ? "32" : "1")
-            fields["errorMessage"] = .string(error.message)
-        } else if let message = ended?.error {
-            fields["errorCode"] = .string("1")
-            fields["errorMessage"] = .string(message)
+        var fields: [String: JSON] = [:]
+        func put(_ key: String, _ value: @autoclosure () -> JSON) {
+            if keys.contains(key) { fields[key] = value() }
         }
-        guard let keys, !keys.isEmpty else { return .object(fields) }
-        return .object(fields.filter { keys.contains($0.key) })
+        put("gid", .string(record.gid))
+        put("status", .string(record.removed ? "removed" : ended?.status ?? Self.statusName(entry?.status)))
+        put("totalLength", .count(entry?.totalBytes ?? ended?.length ?? 0))
+        put("completedLength", .count(entry?.receivedBytes ?? (ended?.status == "complete" ? ended?.length ?? 0 : 0)))
+        put("uploadLength", .string("0"))
+        put("downloadSpeed", .count(Int64(entry?.bytesPerSecond ?? 0)))
+        put("uploadSpeed", .string("0"))
+        put("connections", .count(entry?.connections ?? 0))
+        put("dir", .string(record.directory))
+        put("files", files(record, entry: entry))
+        if let error = entry?.error {
+            put("errorCode", .string(error.category == .checksum ? "32" : "1"))
+            put("errorMessage", .string(error.message))
+        } else if let message = ended?.error {
+            put("errorCode", .string("1"))
+            put("errorMessage", .string(message))
+        }
+        return .object(fields)
     }
 
     static func statusName(_ status: QueueStatus?) -> String {

@@ -1,10 +1,15 @@
 import FoundationEssentials
+import NIOCore
 import RangeFetch
 
 /// aria2's RPC methods on a ``DownloadQueue``: what `aria2.addUri`, `aria2.tellStatus` and the
 /// rest mean here, with aria2's result shapes (every number a string, GIDs of 16 hex digits, a
 /// unique prefix accepted). A pause or removal is answered once the download has stopped: no
 /// byte of it arrives after the answer.
+///
+/// The actor runs on the RPC server's event loop: a call that needs no waiting (status,
+/// options, adding) is answered on the thread that read it, with no hop between threads, which
+/// is what keeps answers quick while the downloads keep the CPU busy.
 public actor Aria2Service {
     /// One download as the RPC knows it.
     struct Record: Sendable {
@@ -61,12 +66,18 @@ public actor Aria2Service {
     let onShutdown: @Sendable () -> Void
     /// The WebSocket listeners told of each download's start, pause, stop, completion and error.
     public nonisolated let notifications = NotificationHub()
+    /// The event loop the actor runs on (the RPC server's).
+    nonisolated let eventLoop: any EventLoop
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { eventLoop.executor.asUnownedSerialExecutor() }
 
     /// A service adding downloads under `root` with `options`.
-    /// The queue is kept in `stateDirectory/queue.sqlite` (``restore()`` reads it back).
+    /// The queue is kept in `stateDirectory/queue.sqlite` (``restore()`` reads it back). The
+    /// actor runs on `eventLoop`, which must be the one the ``RPCServer`` serves on.
     public init(queue: DownloadQueue, root: String, options: DownloadOptions, stateDirectory: String,
-                defaults: [String: String] = [:], sessionFile: String? = nil,
+                eventLoop: any EventLoop, defaults: [String: String] = [:], sessionFile: String? = nil,
                 onShutdown: @escaping @Sendable () -> Void) throws {
+        self.eventLoop = eventLoop
         self.defaults = defaults
         self.sessionFile = sessionFile
         self.queue = queue
@@ -110,22 +121,43 @@ public actor Aria2Service {
         "aria2.changeOption",
     ]
 
+    /// The methods answered only once downloads have stopped; every other one is answered at
+    /// once (``callAtOnce(_:_:)``).
+    static let waitingMethods: Set<String> = [
+        "aria2.remove", "aria2.forceRemove", "aria2.pause", "aria2.forcePause", "aria2.pauseAll", "aria2.forcePauseAll",
+    ]
+
+    /// `method` is answered without waiting for anything (`system.multicall` may hold a waiting one).
+    static func answersAtOnce(_ method: String) -> Bool {
+        !waitingMethods.contains(method) && method != "system.multicall"
+    }
+
     /// Answers one call whose token has been checked (and taken off `params`).
     func call(_ method: String, _ params: [JSON]) async throws(RPCFailure) -> JSON {
-        let result = try await answer(method, params)
+        guard Self.waitingMethods.contains(method) else { return try callAtOnce(method, params) }
+        let arguments = Aria2Arguments(method: method, params: params)
+        let result: JSON = switch method {
+        case "aria2.remove", "aria2.forceRemove": .string(try await remove(arguments.string(0)))
+        case "aria2.pause", "aria2.forcePause": .string(try await pause(arguments.string(0)))
+        default: await pauseAll()
+        }
+        writeSessionFile()
+        return result
+    }
+
+    /// Answers one call that needs no waiting (``answersAtOnce(_:)``), its token checked.
+    func callAtOnce(_ method: String, _ params: [JSON]) throws(RPCFailure) -> JSON {
+        let result = try answer(method, params)
         if Self.queueChanges.contains(method) { writeSessionFile() }
         return result
     }
 
-    private func answer(_ method: String, _ params: [JSON]) async throws(RPCFailure) -> JSON {
+    private func answer(_ method: String, _ params: [JSON]) throws(RPCFailure) -> JSON {
         let arguments = Aria2Arguments(method: method, params: params)
         switch method {
         case "aria2.addUri": return .string(try add(uris: arguments.strings(0), options: arguments.options(1), position: arguments.integer(2)))
         case "aria2.addMetalink": return try addMetalink(arguments)
         case "aria2.addTorrent": throw RPCFailure("BitTorrent is not supported by rangefetch (HTTP, HTTPS, S3 and metalinks are)")
-        case "aria2.remove", "aria2.forceRemove": return .string(try await remove(arguments.string(0)))
-        case "aria2.pause", "aria2.forcePause": return .string(try await pause(arguments.string(0)))
-        case "aria2.pauseAll", "aria2.forcePauseAll": return await pauseAll()
         case "aria2.unpause": return .string(try unpause(arguments.string(0)))
         case "aria2.unpauseAll": return unpauseAll()
         case "aria2.tellStatus": return try status(record(arguments.string(0)), keys: arguments.keys(1))

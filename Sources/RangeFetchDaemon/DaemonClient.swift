@@ -48,7 +48,7 @@ public struct DaemonClient: Sendable {
     private func post(_ body: [UInt8]) throws(Failure) -> (Int, [UInt8]) {
         guard let handle = curl_easy_init() else { throw Failure(description: "libcurl: out of memory", unreachable: false) }
         defer { curl_easy_cleanup(handle) }
-        var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
+        let headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
         defer { curl_slist_free_all(headers) }
         let sink = Sink()
         let userdata = Unmanaged.passUnretained(sink).toOpaque()

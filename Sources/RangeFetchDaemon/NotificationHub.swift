@@ -60,6 +60,10 @@ final class RPCWebSocketHandler: ChannelInboundHandler {
             var payload = frame.unmaskedData
             let body = payload.readBytes(length: payload.readableBytes) ?? []
             let endpoint = self.endpoint, channel = context.channel
+            if let (_, answer) = endpoint.answerAtOnce(body) {
+                channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: answer)), promise: nil)
+                return
+            }
             let promise = context.eventLoop.makePromise(of: (HTTPResponseStatusCode, [UInt8]).self)
             endpoint.inFlight.begin()
             promise.completeWithTask {

@@ -79,11 +79,7 @@ enum RPCMessage {
         return .object(object)
     }
 
-    static func encode(_ value: JSON) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array((try? encoder.encode(value)) ?? Data("null".utf8))
-    }
+    static func encode(_ value: JSON) -> [UInt8] { value.bytes }
 }
 
 /// The secret token, `"token:SECRET"` as a call's first parameter (aria2's `--rpc-secret`).

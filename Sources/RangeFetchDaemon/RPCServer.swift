@@ -11,62 +11,56 @@ public final class RPCServer: Sendable {
     /// An HTTP connection that sends nothing for this long is closed.
     static let idleTimeout = TimeAmount.seconds(60)
 
-    private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let inFlight: AnswersInFlight
     /// The port it listens on (the one given, or the one the system chose for 0).
     public let port: Int
 
-    /// Listens on `host`:`port` (0: any free port).
+    /// Listens on `host`:`port` (0: any free port), on the event loop `service` runs on (which
+    /// its owner shuts down after the service's last call).
     public init(host: String, port: Int, service: Aria2Service, token: String?, allowOriginAll: Bool,
                 notifications: NotificationHub) async throws {
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let guardRule = RequestGuard(listenAddress: host, secretSet: token != nil, allowOriginAll: allowOriginAll)
         let endpoint = RPCEndpoint(service: service, token: RPCToken(secret: token))
         inFlight = endpoint.inFlight
-        do {
-            channel = try await ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        // GET /jsonrpc with an upgrade becomes a WebSocket, behind the same guard;
-                        // the HTTP handler goes once it has.
-                        let upgrader = NIOWebSocketServerUpgrader(
-                            maxFrameSize: RPCServer.maximumBodyBytes, automaticErrorHandling: true,
-                            shouldUpgrade: { channel, head in
-                                let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
-                                let verdict = guardRule.check(host: head.headers.first(name: "host"), origin: head.headers.first(name: "origin"))
-                                guard path == "/jsonrpc", case .allowed = verdict else { return channel.eventLoop.makeSucceededFuture(nil) }
-                                return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
-                            },
-                            upgradePipelineHandler: { channel, _ in
-                                channel.eventLoop.makeCompletedFuture {
-                                    try channel.pipeline.syncOperations.addHandler(
-                                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64,
-                                                                    maxAccumulatedFrameSize: RPCServer.maximumBodyBytes))
-                                    try channel.pipeline.syncOperations.addHandler(RPCWebSocketHandler(endpoint: endpoint, hub: notifications))
-                                }
-                            })
-                        // A connection that sends nothing for a minute is closed (slowloris, leaked
-                        // keep-alives); a WebSocket may stay quiet, so it drops the rule.
-                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: RPCServer.idleTimeout), name: "idle")
-                        try channel.pipeline.syncOperations.addHandler(IdleConnectionCloser(), name: "idle-close")
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                            withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                                context.pipeline.syncOperations.removeHandler(name: "rpc-http", promise: nil)
-                                context.pipeline.syncOperations.removeHandler(name: "idle", promise: nil)
-                                context.pipeline.syncOperations.removeHandler(name: "idle-close", promise: nil)
-                            }),
-                            withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(RPCHandler(guardRule: guardRule, endpoint: endpoint), name: "rpc-http")
-                    }
+        channel = try await ServerBootstrap(group: service.eventLoop)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // GET /jsonrpc with an upgrade becomes a WebSocket, behind the same guard;
+                    // the HTTP handler goes once it has.
+                    let upgrader = NIOWebSocketServerUpgrader(
+                        maxFrameSize: RPCServer.maximumBodyBytes, automaticErrorHandling: true,
+                        shouldUpgrade: { channel, head in
+                            let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+                            let verdict = guardRule.check(host: head.headers.first(name: "host"), origin: head.headers.first(name: "origin"))
+                            guard path == "/jsonrpc", case .allowed = verdict else { return channel.eventLoop.makeSucceededFuture(nil) }
+                            return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
+                        },
+                        upgradePipelineHandler: { channel, _ in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandler(
+                                    NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64,
+                                                                maxAccumulatedFrameSize: RPCServer.maximumBodyBytes))
+                                try channel.pipeline.syncOperations.addHandler(RPCWebSocketHandler(endpoint: endpoint, hub: notifications))
+                            }
+                        })
+                    // A connection that sends nothing for a minute is closed (slowloris, leaked
+                    // keep-alives); a WebSocket may stay quiet, so it drops the rule.
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: RPCServer.idleTimeout), name: "idle")
+                    try channel.pipeline.syncOperations.addHandler(IdleConnectionCloser(), name: "idle-close")
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                            context.pipeline.syncOperations.removeHandler(name: "rpc-http", promise: nil)
+                            context.pipeline.syncOperations.removeHandler(name: "idle", promise: nil)
+                            context.pipeline.syncOperations.removeHandler(name: "idle-close", promise: nil)
+                        }),
+                        withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(RPCHandler(guardRule: guardRule, endpoint: endpoint), name: "rpc-http")
                 }
-                .bind(host: host, port: port).get()
-        } catch {
-            try? await group.shutdownGracefully()
-            throw error
-        }
+            }
+            .bind(host: host, port: port).get()
         self.port = channel.localAddress?.port ?? port
     }
 
@@ -75,7 +69,6 @@ public final class RPCServer: Sendable {
     public func run() async {
         try? await channel.closeFuture.get()
         await inFlight.drained(within: .seconds(10))
-        try? await group.shutdownGracefully()
     }
 
     public func close() {
@@ -108,11 +101,37 @@ struct RPCEndpoint: Sendable {
         return (status, RPCMessage.encode(batch ? .array(answers) : answers[0]))
     }
 
+    /// The answer to `body` now, when it is one call that needs no waiting and this runs on the
+    /// service's event loop (where the handlers run): no hop to another thread, which under a
+    /// CPU saturated by downloads costs milliseconds each. `nil`: answer it with ``answer(_:)``.
+    func answerAtOnce(_ body: [UInt8]) -> (status: HTTPResponseStatus, body: [UInt8])? {
+        guard service.eventLoop.inEventLoop else { return nil }
+        let (elements, batch) = RPCMessage.parse(body)
+        guard !batch, elements.count == 1, case .success(let call) = elements[0], Aria2Service.answersAtOnce(call.method) else {
+            return nil
+        }
+        let outcome: Result<JSON, RPCFailure>
+        if let params = authorized(call) {
+            outcome = service.assumeIsolated { service in
+                Result { () throws(RPCFailure) -> JSON in try service.callAtOnce(call.method, params) }
+            }
+        } else {
+            outcome = .failure(.unauthorized)
+        }
+        let status: HTTPResponseStatus = outcome == .failure(.unauthorized) ? .badRequest : .ok
+        return (status, RPCMessage.encode(RPCMessage.answer(id: call.id, outcome)))
+    }
+
+    /// The call's parameters without its token; `nil` when the token is wrong. The two
+    /// listings need no token, as in aria2.
+    private func authorized(_ call: RPCCall) -> [JSON]? {
+        let open = call.method == "system.listMethods" || call.method == "system.listNotifications"
+        return token.check(call.params) ?? (open ? call.params : nil)
+    }
+
     private func run(_ call: RPCCall) async -> Result<JSON, RPCFailure> {
         if call.method == "system.multicall" { return await multicall(call) }
-        // The two listings need no token, as in aria2.
-        let open = call.method == "system.listMethods" || call.method == "system.listNotifications"
-        guard let params = token.check(call.params) ?? (open ? call.params : nil) else { return .failure(.unauthorized) }
+        guard let params = authorized(call) else { return .failure(.unauthorized) }
         do throws(RPCFailure) {
             return .success(try await service.call(call.method, params))
         } catch {
@@ -193,6 +212,10 @@ final class RPCHandler: ChannelInboundHandler, RemovableChannelHandler {
         case (.POST, "/jsonrpc"):
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let endpoint = self.endpoint, body = self.body, keepAlive = request.isKeepAlive
+            if let (status, answer) = endpoint.answerAtOnce(body) {
+                send(context, status, answer, cors: corsOrigin, keepAlive: keepAlive, json: true)
+                return
+            }
             let promise = context.eventLoop.makePromise(of: (HTTPResponseStatus, [UInt8]).self)
             endpoint.inFlight.begin()
             promise.completeWithTask { await endpoint.answer(body) }

@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import NIOPosix
 import RangeFetch
 import RangeFetchDaemon
 
@@ -101,12 +102,17 @@ struct DaemonRun {
 
     func run() async throws {
         Self.raiseOpenFileLimit()
-        let queue = DownloadQueue(options: options, maximumActive: maximumActive)
+        // Transfers run 5 nice steps below the RPC: front-ends polling status while the
+        // downloads saturate the CPU are answered within a few milliseconds (bench.sh daemon).
+        let queue = DownloadQueue(options: options, maximumActive: maximumActive, transferNiceness: 5)
         let stop = DaemonStop()
+        // One event loop carries the server and the service's actor; it is shut down last, once
+        // the service has taken the queue's final events.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let service: Aria2Service
         do {
             service = try Aria2Service(queue: queue, root: root, options: options, stateDirectory: stateDirectory,
-                                       defaults: defaults, sessionFile: sessionFile) { stop.trip() }
+                                       eventLoop: group.next(), defaults: defaults, sessionFile: sessionFile) { stop.trip() }
         } catch {
             writeOut("rangefetch: error: \(error)\n", to: STDERR_FILENO)
             throw CommandFailure(status: ExitStatus.fileSystem)
@@ -135,6 +141,7 @@ struct DaemonRun {
         withExtendedLifetime(interrupts) {}
         await queue.shutdown()
         await follower.value
+        try? await group.shutdownGracefully()
     }
 
     /// Every client connection, idle or not, holds a descriptor, as does every download's file

@@ -61,4 +61,20 @@ struct BlockingWorkTests {
             }
         }
     }
+
+    /// A queue's transfers run at a lower CPU priority than the process's other threads (a
+    /// daemon's answers): the work's thread alone is lowered, the caller's is not.
+    @Test func nicenessLowersTheWorksThreadAlone() async throws {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        let before = getpriority(which, 0)
+        let inside = try await BlockingWork.run(cancellation: CancellationFlag(), niceness: 3) { () throws(DownloadError) -> Int32 in
+            getpriority(which, 0)
+        }
+        #expect(inside == min(19, before + 3))
+        #expect(getpriority(which, 0) == before)
+        let plain = try await BlockingWork.run(cancellation: CancellationFlag()) { () throws(DownloadError) -> Int32 in
+            getpriority(which, 0)
+        }
+        #expect(plain == before)
+    }
 }

@@ -49,6 +49,33 @@ struct DaemonRulesTests {
         }
     }
 
+    // MARK: JSON writer
+
+    /// The hand-written writer says what `JSONEncoder` (sorted keys, slashes as they are) says,
+    /// and its text reads back as the same value.
+    @Test(arguments: [
+        JSON.null, .bool(true), .bool(false), .number(0), .number(-7), .number(6800), .number(2.5), .number(-0.125),
+        .number(1e300), .number(123_456_789_012_345), .string(""), .string("plain"),
+        .string("quote \" backslash \\ slash / tab \t newline \n return \r"),
+        .string("bell \u{07} escape \u{1B} form \u{0C} back \u{08} nul \u{00} unit \u{1F} del \u{7F}"),
+        .string("é ü 日本 🙂 \u{2028} \u{202E}"), .array([]), .object([:]),
+        .array([.number(1), .string("2"), .null, .array([.bool(false)])]),
+        .object(["b": .number(1), "a": .object(["z": .string("/x/"), "y": .array([])]), "A": .null, "é": .string("k"), "aa": .bool(true)]),
+    ])
+    func theWriterSaysWhatJSONEncoderSays(_ value: JSON) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let expected = String(decoding: try encoder.encode(value), as: UTF8.self)
+        #expect(value.text == expected)
+        #expect(try JSONDecoder().decode(JSON.self, from: Data(value.bytes)) == value)
+    }
+
+    @Test func numbersJSONCannotSayAreNull() {
+        #expect(JSON.number(.nan).text == "null")
+        #expect(JSON.number(.infinity).text == "null")
+        #expect(JSON.array([.number(-.infinity)]).text == "[null]")
+    }
+
     // MARK: RPCMessage and RPCToken
 
     @Test(arguments: [

@@ -16,11 +16,19 @@ import Glibc
 /// A plain pthread: Foundation's `Thread` would pull Foundation (and its ICU data) into every
 /// process for this alone.
 enum BlockingWork {
+    ///
+    /// `niceness` above 0 lowers the thread's CPU priority by that much (its nice value; on Linux
+    /// each thread has its own): work that may saturate the CPU, such as a queue's transfers,
+    /// then leaves the process's other threads (a daemon's answers) quick to be scheduled.
     static func run<Value: Sendable>(
         cancellation: CancellationFlag,
+        niceness: Int32 = 0,
         _ body: @escaping @Sendable () throws(DownloadError) -> Value
     ) async throws(DownloadError) -> Value {
-        let job = Job<Value>(body)
+        let job = Job<Value> { () throws(DownloadError) -> Value in
+            if niceness > 0 { lowerThreadPriority(by: niceness) }
+            return try body()
+        }
         let thread: pthread_t? = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 job.start(continuation)
@@ -31,6 +39,16 @@ enum BlockingWork {
         // The thread has resumed us as its last act; wait until it has really ended.
         if let thread { pthread_join(thread, nil) }
         return try job.takeResult().get()
+    }
+
+    /// Raises the calling thread's nice value by `step` (only this thread's: Linux's
+    /// `setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, …)` names the calling thread). Best effort: a failure leaves
+    /// the thread as it was.
+    private static func lowerThreadPriority(by step: Int32) {
+        errno = 0
+        let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        guard errno == 0 else { return }
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, current + step))
     }
 
     /// One piece of work and its result. The worker thread is its only user until it resumes

@@ -26,6 +26,8 @@ import Synchronization
 public final class DownloadQueue: Sendable {
     private struct Item: Sendable {
         var url: String
+        /// `url` with any secret in it redacted, worked out once: status calls read it often.
+        var redactedURL: String
         /// The URL parsed once, its secrets bound to its origin.
         var source: ResolvedSource
         var options: DownloadOptions
@@ -56,11 +58,18 @@ public final class DownloadQueue: Sendable {
     /// TLS sessions and DNS answers, shared by every download's connections.
     private let share = CurlShare()
     private let s3: S3ConfigurationOnce
+    private let transferNiceness: Int32
 
     /// A queue whose downloads use `options` (each may have its own, see ``add(_:options:paused:at:)``),
     /// `maximumActive` of them at once.
-    public init(options: DownloadOptions = DownloadOptions(), maximumActive: Int = 5) {
+    ///
+    /// `transferNiceness` above 0 runs each download's thread at that much lower CPU priority
+    /// (its nice value) than the process's other threads: a program that answers people or other
+    /// programs while its downloads saturate the CPU (a daemon's RPC) stays quick to answer. On
+    /// an idle CPU it costs the downloads nothing.
+    public init(options: DownloadOptions = DownloadOptions(), maximumActive: Int = 5, transferNiceness: Int32 = 0) {
         self.options = options
+        self.transferNiceness = max(0, transferNiceness)
         state = Mutex(State(book: QueueBook(maximumActive: maximumActive)))
         budget = ConnectionBudget(total: options.maximumConnections, perHost: options.maximumConnectionsPerHost)
         buffers = BufferPool(flushBytes: DownloadSession.writeBufferBytes(options))
@@ -94,7 +103,7 @@ public final class DownloadQueue: Sendable {
             let (id, actions) = state.book.add(paused: paused, at: position)
             state.items[id] = item
             added = id
-            send(.added(id, url: Redaction.url(url), status: paused ? .paused : .waiting), in: state)
+            send(.added(id, url: item.redactedURL, status: paused ? .paused : .waiting), in: state)
             return actions
         }
         return added
@@ -104,7 +113,7 @@ public final class DownloadQueue: Sendable {
     private static func item(_ url: String, options: DownloadOptions, s3: S3ConfigurationOnce) throws(DownloadError) -> Item {
         try options.validate()
         let source = try ResolvedSource(object: url, request: options.request, s3: s3)
-        return Item(url: url, source: source, options: options.bound(to: source))
+        return Item(url: url, redactedURL: Redaction.url(url), source: source, options: options.bound(to: source))
     }
 
     /// Pauses `id`: a waiting download waits paused; a running one stops, and ``QueueEvent/paused(_:)``
@@ -149,6 +158,7 @@ public final class DownloadQueue: Sendable {
         let item = try Self.item(url ?? current, options: options, s3: s3)
         state.withLock { state in
             state.items[id]?.url = item.url
+            state.items[id]?.redactedURL = item.redactedURL
             state.items[id]?.source = item.source
             state.items[id]?.options = item.options
         }
@@ -173,7 +183,7 @@ public final class DownloadQueue: Sendable {
 
     private static func entry(_ id: DownloadID, in state: State) -> QueueEntry? {
         guard let item = state.items[id], let status = state.book.status(id) else { return nil }
-        return QueueEntry(id: id, url: Redaction.url(item.url), status: status, path: item.path,
+        return QueueEntry(id: id, url: item.redactedURL, status: status, path: item.path,
                           receivedBytes: item.receivedBytes, totalBytes: item.totalBytes,
                           bytesPerSecond: item.bytesPerSecond, connections: item.connections, error: item.error)
     }
@@ -264,7 +274,7 @@ public final class DownloadQueue: Sendable {
         return Task.detached { [self] in
             let outcome: Result<DownloadSummary, DownloadError>
             do throws(DownloadError) {
-                let summary = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> DownloadSummary in
+                let summary = try await BlockingWork.run(cancellation: cancellation, niceness: transferNiceness) { () throws(DownloadError) -> DownloadSummary in
                     try self.run(id, source: source, options: options, cancellation: cancellation)
                 }
                 outcome = .success(summary)
