@@ -61,7 +61,9 @@ final class RPCWebSocketHandler: ChannelInboundHandler {
             let body = payload.readBytes(length: payload.readableBytes) ?? []
             let endpoint = self.endpoint, channel = context.channel
             if let (_, answer) = endpoint.answerAtOnce(body) {
-                channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: answer)), promise: nil)
+                endpoint.inFlight.begin()
+                channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: answer)))
+                    .whenComplete { _ in endpoint.inFlight.end() }
                 return
             }
             let promise = context.eventLoop.makePromise(of: (HTTPResponseStatusCode, [UInt8]).self)

@@ -213,7 +213,10 @@ final class RPCHandler: ChannelInboundHandler, RemovableChannelHandler {
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let endpoint = self.endpoint, body = self.body, keepAlive = request.isKeepAlive
             if let (status, answer) = endpoint.answerAtOnce(body) {
+                // Counted too: `aria2.shutdown` answered here has closed the server already.
+                endpoint.inFlight.begin()
                 send(context, status, answer, cors: corsOrigin, keepAlive: keepAlive, json: true)
+                    .whenComplete { _ in endpoint.inFlight.end() }
                 return
             }
             let promise = context.eventLoop.makePromise(of: (HTTPResponseStatus, [UInt8]).self)
