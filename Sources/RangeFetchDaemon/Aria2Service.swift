@@ -195,6 +195,9 @@ public actor Aria2Service {
 
     func add(uris: [String], options given: [String: String], position: Int?) throws(RPCFailure) -> String {
         guard let main = uris.first else { throw RPCFailure("addUri needs at least one URI") }
+        if uris.contains(where: { $0.lowercased().hasPrefix("magnet:") }) {
+            throw RPCFailure("magnet URIs are BitTorrent, which rangefetch does not support (HTTP, HTTPS, S3 and metalinks are)")
+        }
         let given = defaults.merging(given) { $1 }
         var options = try downloadOptions(given)
         options.mirrors = Array(uris.dropFirst())

@@ -22,7 +22,7 @@ struct Get: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i). A local FILE.meta4 (or .metalink, Metalink 4, RFC 5854) downloads the file it describes: its URLs are the sources (best priority first, the rest mirrors), its size and hashes are checked (exit 5 on a mismatch), each piece with a piece hash is checked and a bad one fetched again from another source; the file takes the metalink's name (its last path component) unless -o is given. Several .meta4 files, or their paths in an -i list, make a batch.")
+    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i). A local FILE.meta4 (or .metalink; Metalink 4, RFC 5854, or 3.0) downloads the file it describes: its URLs are the sources (best priority first, the rest mirrors), its size and hashes are checked (exit 5 on a mismatch), each piece with a piece hash is checked and a bad one fetched again from another source; the file takes the metalink's name (its last path component) unless -o is given. Several .meta4 files, or their paths in an -i list, make a batch.")
     var urls: [String] = []
 
     @OptionGroup(title: "Batch options") var batch: BatchOptionGroup

@@ -74,6 +74,18 @@ final class DaemonTests {
         #expect(!out.exists("x.bin"))
     }
 
+    /// BitTorrent, asked by a magnet URI or addTorrent, gets an error that says so, and nothing
+    /// is queued to fail later.
+    @Test(arguments: [
+        ("aria2.addUri", ["[\"magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567\"]"]),
+        ("aria2.addTorrent", ["\"ZDQ6aW5mb2Vl\""]),
+    ])
+    func bitTorrentIsRefusedClearly(method: String, params: [String]) throws {
+        let answer = try daemon.call(method, params)
+        #expect((answer.error?["message"] as? String)?.contains("BitTorrent") == true, "\(answer.body)")
+        #expect((try daemon.call("aria2.tellWaiting", ["0", "10"]).result as? [Any])?.isEmpty == true)
+    }
+
     /// DNS rebinding (a foreign Host) and foreign web pages are refused before any call runs;
     /// a loopback page with the token is answered, with CORS naming it.
     @Test(arguments: [

@@ -42,6 +42,44 @@ struct MetalinkTests {
         #expect(metalink.ignored.contains { $0.contains("ftp://a.example/f") })
     }
 
+    /// Metalink 3.0 (aria2p's test suite adds Debian's): `<files>`, hashes and numbered pieces
+    /// under `<verification>`, URLs with a `preference` under `<resources>`.
+    @Test func aMetalink3DocumentIsReadAsTheSameThings() throws {
+        let pieces = [Self.sha1, String(repeating: "ef", count: 20)]
+        let metalink = try Metalink.parse(Array("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <metalink version="3.0" xmlns="http://www.metalinker.org/">
+              <publisher><name>p</name><url>http://publisher.example/</url></publisher>
+              <files>
+                <file name="debian.iso">
+                  <size>3000</size>
+                  <verification>
+                    <hash type="md5">\(String(repeating: "01", count: 16))</hash>
+                    <hash type="sha1">\(Self.sha1)</hash>
+                    <hash type="ed2k">c54534fc9dd188034240fd56dbd6e060</hash>
+                    <pieces length="2048" type="sha1">
+                      <hash piece="1">\(pieces[1])</hash><hash piece="0">\(pieces[0])</hash>
+                    </pieces>
+                  </verification>
+                  <resources>
+                    <url type="ftp" preference="100">ftp://a.example/f</url>
+                    <url type="http" location="au" preference="10">http://low.example/f</url>
+                    <url type="http" preference="100">http://best.example/f</url>
+                    <url type="https">https://unranked.example/f</url>
+                  </resources>
+                </file>
+              </files>
+            </metalink>
+            """.utf8), origin: "debian.metalink")
+        #expect(metalink.name == "debian.iso" && metalink.size == 3000)
+        #expect(metalink.digests.map(\.description) == ["md5=\(String(repeating: "01", count: 16))", "sha1=\(Self.sha1)"])
+        #expect(metalink.pieces?.length == 2048 && metalink.pieces?.digests.map(\.hex) == pieces)
+        #expect(metalink.locations.map(\.url) == ["http://best.example/f", "http://low.example/f", "https://unranked.example/f"])
+        #expect(metalink.locations.map(\.priority) == [1, 91, Metalink.lowestPriority])
+        #expect(metalink.locations[1].country == "au")
+        #expect(metalink.ignored.count == 2, "\(metalink.ignored)")  // ed2k, ftp:
+    }
+
     /// A metalink listing 3,000 URLs: the best 8 by priority are used, the next 8 kept as
     /// backups, the rest named as ignored (3,365 requests to 673 hosts were made before, and no
     /// byte saved in 120 s).
@@ -113,9 +151,14 @@ struct MetalinkTests {
          """, "document type"),
         ("<metalink><file name=\"f\"><url>http://a/f</url></metalink>", "not well-formed"),
         ("<metalink/>", "no <file>"),
-        ("<metalink version=\"3.0\"><files><file name=\"f\"><resources><url type=\"http\">http://a/f</url></resources></file></files></metalink>",
-         "Metalink 3"),
-        ("<feed/>", "not a Metalink 4"),
+        ("<metalink version=\"3.0\"><files><file name=\"f\"><resources><url type=\"ftp\">ftp://a/f</url></resources></file></files></metalink>",
+         "no http:// or https://"),
+        ("<metalink version=\"3.0\"><files><file name=\"f\"><resources><url preference=\"101\">http://a/f</url></resources></file></files></metalink>",
+         "from 0 to 100"),
+        ("<metalink version=\"3.0\"><files><file name=\"f\"><size>3</size><verification><pieces length=\"2\" type=\"sha1\"><hash piece=\"0\">\(sha1)</hash><hash piece=\"0\">\(sha1)</hash></pieces></verification><resources><url>http://a/f</url></resources></file></files></metalink>",
+         "each once"),
+        ("<metalink version=\"3.0\"><files/></metalink>", "no <file>"),
+        ("<feed/>", "not a Metalink document"),
         ("<metalink><file name=\"a\"><url>http://a/a</url></file><file name=\"b\"><url>http://a/b</url></file></metalink>", "2 files"),
         ("<metalink><file name=\"..\"><url>http://a/a</url></file></metalink>", "no usable name"),
     ])

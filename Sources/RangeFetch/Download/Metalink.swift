@@ -1,5 +1,7 @@
-/// A Metalink 4 document (RFC 5854, `.meta4`): one file's name, size, whole-file digests, piece
-/// digests and the URLs that serve it. A pure value, read by ``parse(_:origin:)``.
+/// A Metalink 4 document (RFC 5854, `.meta4`), or a Metalink 3.0 one (`.metalink`, its
+/// `<files>`, `<verification>` and `<resources>` read as the same things): one file's name, size,
+/// whole-file digests, piece digests and the URLs that serve it. A pure value, read by
+/// ``parse(_:origin:)``.
 ///
 /// Everything in it is untrusted: the name is made a plain file name (``FileName/usable(_:from:)``
 /// as a server's name: its last path component only, so `../../etc/x` is saved as `x` in the
@@ -61,7 +63,7 @@ public struct Metalink: Sendable, Equatable {
 
     /// Reads the metalink in `bytes`; `origin` (its path) names it in errors.
     /// - Throws: `invalidOption` for a document that is too large, not well-formed XML, has a
-    ///   DTD, is not a Metalink 4 document, describes no file or several, has no HTTP(S) URL, or
+    ///   DTD, is not a Metalink 4 or 3.0 document, describes no file or several, has no HTTP(S) URL, or
     ///   carries a size, digest or piece list that does not add up; `missingLibrary` when
     ///   libxml2 cannot be loaded.
     public static func parse(_ bytes: [UInt8], origin: String) throws(DownloadError) -> Metalink {
@@ -81,11 +83,9 @@ public struct Metalink: Sendable, Equatable {
         } catch {
             throw failure("not well-formed XML")
         }
-        guard root.name == "metalink" else { throw failure("not a Metalink 4 document (its root is <\(root.name)>, not <metalink>)") }
-        if root["files"] != nil {
-            throw failure("a Metalink 3 document (<files>); only Metalink 4 (RFC 5854, usually .meta4) is read")
-        }
-        let files = root.all("file")
+        guard root.name == "metalink" else { throw failure("not a Metalink document (its root is <\(root.name)>, not <metalink>)") }
+        let layout = Layout(root)
+        let files = layout.files
         guard let file = files.first else { throw failure("it describes no <file>") }
         guard files.count == 1 else { throw failure("it describes \(files.count) files; only one <file> per metalink is supported") }
         guard let name = FileName.usable(file.attributes["name"] ?? "", from: .server) else {
@@ -98,7 +98,7 @@ public struct Metalink: Sendable, Equatable {
             size = value
         }
         var digests: [DigestValue] = []
-        for hash in file.all("hash") {
+        for hash in layout.hashes(of: file) {
             let type = hash.attributes["type"] ?? ""
             guard let algorithm = DigestAlgorithm(name: type), algorithm.isCryptographic else {
                 ignored.append("<hash type=\"\(type)\"> ignored: not an algorithm rangefetch computes")
@@ -109,19 +109,15 @@ public struct Metalink: Sendable, Equatable {
             }
             digests.append(value)
         }
-        let pieces = try Self.pieces(file["pieces"], size: size, ignored: &ignored, failure: failure)
+        let pieces = try Self.pieces(layout.pieces(of: file), size: size, ignored: &ignored, failure: failure)
         var locations: [Location] = []
-        for element in file.all("url") {
+        for element in layout.urls(of: file) {
             let url = String(element.text.trimmingASCIIWhitespace())
             guard (try? SourceAddress.http(url)) != nil else {
                 ignored.append("<url> \(Redaction.url(url)) ignored: only http:// and https:// URLs are used")
                 continue
             }
-            var priority = lowestPriority
-            if let text = element.attributes["priority"] {
-                guard let value = Int(text.trimmingASCIIWhitespace()), value >= 1 else { throw failure("<url priority=\"\(text)\"> is not a number from 1") }
-                priority = min(value, lowestPriority)
-            }
+            let priority = try layout.priority(of: element, failure: failure)
             locations.append(Location(url: url, priority: priority, country: element.attributes["location"]))
         }
         guard !locations.isEmpty else { throw failure("it lists no http:// or https:// <url> for \(name)") }
@@ -153,7 +149,7 @@ public struct Metalink: Sendable, Equatable {
             throw failure("<pieces> has no positive length")
         }
         var digests: [DigestValue] = []
-        for hash in element.all("hash") {
+        for hash in try Self.inPieceOrder(element.all("hash"), failure: failure) {
             guard let value = DigestValue(algorithm: algorithm, hex: String(hash.text.trimmingASCIIWhitespace())) else {
                 throw failure("a <pieces> <hash> is not \(algorithm.byteCount * 2) hex digits")
             }
@@ -165,5 +161,60 @@ public struct Metalink: Sendable, Equatable {
             throw failure("<pieces> has \(digests.count) hashes; \(size) bytes in pieces of \(length) need \(expected)")
         }
         return Pieces(length: length, digests: digests)
+    }
+
+    /// Metalink 3.0 numbers its piece hashes (`<hash piece="0">`); they are taken in that order,
+    /// each number once. Metalink 4's have no numbers: document order.
+    private static func inPieceOrder(_ hashes: [XMLTree.Element],
+                                     failure: (String) -> DownloadError) throws(DownloadError) -> [XMLTree.Element] {
+        let numbers = hashes.compactMap { $0.attributes["piece"].flatMap { Int($0.trimmingASCIIWhitespace()) } }
+        guard !numbers.isEmpty else { return hashes }
+        guard numbers.count == hashes.count, numbers.sorted() == Array(0..<hashes.count) else {
+            throw failure("<pieces> numbers its hashes other than 0 to \(hashes.count - 1), each once")
+        }
+        return zip(numbers, hashes).sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// Where each part of a file entry is in either version: Metalink 4 keeps them under
+    /// `<file>`; Metalink 3.0 has `<files><file>`, hashes and pieces under `<verification>`,
+    /// URLs under `<resources>` with a `preference` (0 to 100, the higher preferred).
+    private struct Layout {
+        let root: XMLTree.Element
+        let isVersion3: Bool
+
+        init(_ root: XMLTree.Element) {
+            self.root = root
+            isVersion3 = root["files"] != nil
+        }
+
+        var files: [XMLTree.Element] { isVersion3 ? root["files"]?.all("file") ?? [] : root.all("file") }
+
+        func hashes(of file: XMLTree.Element) -> [XMLTree.Element] {
+            isVersion3 ? file["verification"]?.all("hash") ?? [] : file.all("hash")
+        }
+
+        func pieces(of file: XMLTree.Element) -> XMLTree.Element? {
+            isVersion3 ? file["verification"]?["pieces"] : file["pieces"]
+        }
+
+        func urls(of file: XMLTree.Element) -> [XMLTree.Element] {
+            isVersion3 ? file["resources"]?.all("url") ?? [] : file.all("url")
+        }
+
+        /// RFC 5854's priority (1 the most preferred); a 3.0 `preference` P (0 to 100, the higher
+        /// preferred) becomes 101 - P, so 100 comes first and 0 after every ranked one.
+        func priority(of url: XMLTree.Element, failure: (String) -> DownloadError) throws(DownloadError) -> Int {
+            let attribute = isVersion3 ? "preference" : "priority"
+            guard let text = url.attributes[attribute] else { return lowestPriority }
+            guard let value = Int(text.trimmingASCIIWhitespace()) else {
+                throw failure("<url \(attribute)=\"\(text)\"> is not a number")
+            }
+            if isVersion3 {
+                guard (0...100).contains(value) else { throw failure("<url preference=\"\(text)\"> is not a number from 0 to 100") }
+                return 101 - value
+            }
+            guard value >= 1 else { throw failure("<url priority=\"\(text)\"> is not a number from 1") }
+            return min(value, lowestPriority)
+        }
     }
 }
