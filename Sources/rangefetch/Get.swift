@@ -22,10 +22,12 @@ struct Get: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i). A local FILE.meta4 (or .metalink; Metalink 4, RFC 5854, or 3.0) downloads the file it describes: its URLs are the sources (best priority first, the rest mirrors), its size and hashes are checked (exit 5 on a mismatch), each piece with a piece hash is checked and a bad one fetched again from another source; the file takes the metalink's name (its last path component) unless -o is given. Several .meta4 files, or their paths in an -i list, make a batch.")
+    @Argument(help: "The http:// or https:// URL to download; several URLs make a batch (see -i). A local FILE.meta4 (or .metalink; Metalink 4, RFC 5854, or 3.0) downloads the file it describes: its URLs are the sources (best priority first, the rest mirrors), its size and hashes are checked (exit 5 on a mismatch), each piece with a piece hash is checked and a bad one fetched again from another source; the file takes the metalink's name (its last path component) unless -o is given. Several .meta4 files, or their paths in an -i list, make a batch. hf://ORG/NAME[@REV] (hf://datasets/…, hf://spaces/…) downloads a Hugging Face repository into the Hub's cache, each file checked against the Hub's listing; it prints the snapshot folder.")
     var urls: [String] = []
 
     @OptionGroup(title: "Batch options") var batch: BatchOptionGroup
+
+    @OptionGroup(title: "Hugging Face repositories (hf://)") var hub: HubOptionGroup
 
     @Option(name: .customLong("max-connections-per-host"), help: ArgumentHelp("The most connections to any one host (scheme, host, port) at once: in a batch (default 16), and for each source of a file (default: no limit beyond -n; so mirrors on other hosts add connections). Example: --max-connections-per-host 8", valueName: "n"))
     var maxConnectionsPerHost: Int?
@@ -123,7 +125,9 @@ struct Get: AsyncParsableCommand {
         }
         if overwrite && continueExisting { throw ValidationError("use either --overwrite or --continue, not both") }
         if quiet && verbose { throw ValidationError("use either -q/--quiet or -v/--verbose, not both") }
-        if isBatch {
+        if isHub {
+            try validateHub()
+        } else if isBatch {
             try validateBatch()
         } else {
             guard urls.count == 1 else {
@@ -137,6 +141,7 @@ struct Get: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if isHub { return try await runHub() }
         if isBatch { return try await runBatch() }
         let reporter = Reporter(json: json, quiet: quiet, verbose: verbose, dataOnStandardOutput: output == "-")
         if network.insecure { reporter.handle(.warning(.certificatesUnchecked)) }

@@ -1,0 +1,69 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import RangeFetch
+
+/// The options only an `hf://` repository takes.
+struct HubOptionGroup: ParsableArguments {
+    @Option(name: .customLong("include"), help: ArgumentHelp("With hf://: download only the repository's files matching this glob (* also matches /; DIR/ means everything under DIR); repeat for several. As hf download --include. Example: --include '*.safetensors' --include config.json", valueName: "glob"))
+    var include: [String] = []
+
+    @Option(name: .customLong("exclude"), help: ArgumentHelp("With hf://: leave out the files matching this glob; repeat for several. Example: --exclude 'original/*'", valueName: "glob"))
+    var exclude: [String] = []
+
+    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("With hf://: the Hub's cache to fill (default $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub), laid out as huggingface_hub lays it out so its tools load the files offline. Example: --cache-dir /scratch/hf", valueName: "dir"))
+    var cacheDirectory: String?
+}
+
+/// `rangefetch hf://ORG/NAME[@REV]`: a Hugging Face repository into the Hub's cache.
+extension Get {
+    var isHub: Bool { urls.count == 1 && HubRepository.isHubURL(urls[0]) }
+
+    func validateHub() throws {
+        if output != nil || directory != nil {
+            throw ValidationError("hf:// fills the Hub's cache (--cache-dir DIR, or HF_HUB_CACHE); -o and -d do not apply")
+        }
+        if !checks.checksums.isEmpty || checks.checksumFile != nil {
+            throw ValidationError("hf:// checks every file against the Hub's own listing (sha256 or git id); --checksum does not apply")
+        }
+        guard BatchOptions.jobRange.contains(batch.jobs) else { throw ValidationError("-j/--jobs must be between 1 and 256 (got \(batch.jobs))") }
+    }
+
+    func runHub() async throws {
+        let reporter = BatchReporter(json: json, quiet: quiet, verbose: verbose)
+        let summary: HubSummary
+        do {
+            let repository = try HubRepository(urls[0])
+            var settings = HubSettings.fromEnvironment()
+            if let cacheDirectory = hub.cacheDirectory { settings.cache = cacheDirectory }
+            let options = try makeOptions()
+            var batchOptions = BatchOptions()
+            batchOptions.jobs = batch.jobs
+            batchOptions.maximumConnections = maxConnections
+            batchOptions.failFast = batch.failFast
+            let filter = HubFileFilter(include: hub.include, exclude: hub.exclude)
+            summary = try await Interrupts.cancelling { [settings, batchOptions] () async throws(DownloadError) -> HubSummary in
+                try await Downloader(options: options).download(hub: repository, settings: settings, filter: filter,
+                                                                batch: batchOptions) { reporter.handle($0) }
+            }
+        } catch {
+            let status = ExitStatus.code(for: error)
+            reporter.fail(error, status: status)
+            throw CommandFailure(status: status)
+        }
+        if let fetched = summary.batch {
+            reporter.finish(fetched)
+            if !fetched.succeeded, let error = fetched.firstError {
+                throw CommandFailure(status: ExitStatus.code(for: error))
+            }
+        }
+        if summary.selected == 0 {
+            writeOut("warning: \(summary.repository.description): no file matches --include/--exclude\n", to: STDERR_FILENO)
+        } else if !quiet && !json {
+            writeOut("\(summary.repository.description): \(summary.selected) files at commit \(summary.commit.prefix(12)), \(summary.alreadyCached) already cached\n", to: STDERR_FILENO)
+        }
+        // As `hf download`: the snapshot folder on stdout, for scripts.
+        if !json { writeOut(summary.snapshot + "\n", to: STDOUT_FILENO) }
+    }
+}
