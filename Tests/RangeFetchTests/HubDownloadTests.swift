@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+@testable import RangeFetch
+
+/// `rangefetch hf://…` against our fake Hub: the Hub's cache as huggingface_hub lays it out (and
+/// its own client, 2.4.0, loading it offline), the token kept from the CDN, a private repository,
+/// a dataset at a branch, include and exclude, a rerun with no CDN request, and corrupted bytes
+/// (exit 5, nothing in place).
+@Suite(.serialized)
+final class HubDownloadTests {
+    let work: TemporaryDirectory
+    let cache: String
+
+    static let main = String(repeating: "1a", count: 20)
+    static let dev = String(repeating: "2b", count: 20)
+    static let modelFiles: [HubServer.File] = [
+        .large("model.safetensors", size: 3 << 20 + 12_345),
+        .large("sub/deep/adapter.bin", size: 1 << 20),
+        .small("config.json", "{\"hidden_size\": 8}\n"),
+        .small("README.md", "# a model\n"),
+        .small("sub/tokenizer.json", "{\"vocab\": {}}\n"),
+        .small("copy/config.json", "{\"hidden_size\": 8}\n"),  // the same bytes: one blob
+    ]
+
+    init() throws {
+        work = try TemporaryDirectory()
+        cache = work.file("hub-cache")
+    }
+
+    func server(_ arguments: [String] = []) throws -> HubServer {
+        try HubServer([
+            .init(id: "org/model", branches: ["main": (Self.main, Self.modelFiles)]),
+            .init(id: "org/private", isPrivate: true, branches: ["main": (Self.main, [.small("secret.txt", "only with a token\n"),
+                                                                                         .large("w.bin", size: 300_000)])]),
+            .init(kind: "dataset", id: "org/set", branches: [
+                "main": (Self.main, [.small("data/a.csv", "a,b\n1,2\n")]),
+                "dev": (Self.dev, [.small("data/a.csv", "a,b\n3,4\n"), .large("data/big.parquet", size: 700_000)]),
+            ]),
+        ], directory: work, arguments: arguments)
+    }
+
+    func environment(_ hub: HubServer, token: String? = nil) -> [String: String] {
+        // HF_HOME in the test's directory: no token file of this machine is read.
+        ["HF_ENDPOINT": hub.hub, "HF_HUB_CACHE": cache, "HF_HOME": work.file("hf-home"), "HF_TOKEN": token ?? ""]
+    }
+
+    func fetch(_ url: String, _ hub: HubServer, token: String? = nil, _ extra: [String] = []) throws -> TestProcess.Result {
+        try runCLI([url, "-q"] + extra, environment: environment(hub, token: token))
+    }
+
+    /// The snapshot's files, byte for byte, and how they are linked.
+    func expectSnapshot(_ folder: String, commit: String, files: [HubServer.File], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let snapshot = cache + "/\(folder)/snapshots/\(commit)"
+        for file in files {
+            let path = snapshot + "/" + file.path
+            let target = try FileManager.default.destinationOfSymbolicLink(atPath: path)
+            #expect(target.hasPrefix(String(repeating: "../", count: file.path.split(separator: "/").count + 1) + "blobs/"),
+                    "\(file.path) -> \(target)", sourceLocation: sourceLocation)
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(Array(bytes) == HubServer.bytes(of: file), "\(file.path)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func aModelLandsInTheHubsCacheAndItsOwnClientLoadsItOffline() throws {
+        let hub = try server()
+        let result = try fetch("hf://org/model", hub)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == cache + "/models--org--model/snapshots/\(Self.main)\n")
+        try expectSnapshot("models--org--model", commit: Self.main, files: Self.modelFiles)
+        #expect(try String(contentsOfFile: cache + "/models--org--model/refs/main", encoding: .utf8) == Self.main)
+        // No unproven or partial file is left among the blobs.
+        let blobs = try FileManager.default.contentsOfDirectory(atPath: cache + "/models--org--model/blobs")
+        #expect(blobs.filter { !$0.hasPrefix(".") }.count == 5, "\(blobs)")
+        #expect(!blobs.contains { $0.hasSuffix(".unverified") || $0.hasSuffix(".part") }, "\(blobs)")
+        let log = try hub.log()
+        #expect(log.contains { $0["origin"] as? String == "cdn" }, "large files come from the CDN")
+        #expect(!log.contains { $0["origin"] as? String == "cdn" && $0["auth"] as? Bool == true })
+
+        let loaded = try Self.loadOffline("org/model", kind: "model", cache: cache)
+        #expect(loaded == Dictionary(uniqueKeysWithValues: Self.modelFiles.map { ($0.path, Self.sha256($0)) }))
+
+        // A rerun of a complete repository asks the Hub's API only: nothing of the CDN or /resolve/.
+        let before = try hub.log().count
+        let again = try fetch("hf://org/model", hub)
+        #expect(again.status == 0, "\(again.stderr)")
+        let rerun = try hub.log().dropFirst(before)
+        #expect(!rerun.isEmpty && rerun.allSatisfy { ($0["path"] as? String ?? "").hasPrefix("/api/") }, "\(rerun)")
+    }
+
+    @Test func aPrivateRepositoryNeedsTheTokenWhichNeverReachesTheCDN() throws {
+        let hub = try server()
+        let anonymous = try fetch("hf://org/private", hub)
+        #expect(anonymous.status == 3, "\(anonymous.stderr)")
+        #expect(anonymous.stderr.contains("hf://org/private: repository not found, or private") && anonymous.stderr.contains("HF_TOKEN"),
+                "\(anonymous.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cache + "/models--org--private/snapshots"))
+
+        let withToken = try fetch("hf://org/private", hub, token: hub.token)
+        #expect(withToken.status == 0, "\(withToken.stderr)")
+        try expectSnapshot("models--org--private", commit: Self.main,
+                           files: [.small("secret.txt", "only with a token\n"), .large("w.bin", size: 300_000)])
+        let log = try hub.log()
+        #expect(log.contains { $0["origin"] as? String == "hub" && $0["auth"] as? Bool == true })
+        #expect(log.contains { $0["origin"] as? String == "cdn" } && !log.contains { $0["origin"] as? String == "cdn" && $0["auth"] as? Bool == true })
+        // The token is nowhere in what was said.
+        #expect(!withToken.stderr.contains(hub.token) && !withToken.stdout.contains(hub.token))
+    }
+
+    @Test func aDatasetAtABranchWithIncludeAndExclude() throws {
+        let hub = try server()
+        let result = try fetch("hf://datasets/org/set@dev", hub, ["--include", "data/*", "--exclude", "*.csv"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try expectSnapshot("datasets--org--set", commit: Self.dev, files: [.large("data/big.parquet", size: 700_000)])
+        #expect(!FileManager.default.fileExists(atPath: cache + "/datasets--org--set/snapshots/\(Self.dev)/data/a.csv"))
+        #expect(try String(contentsOfFile: cache + "/datasets--org--set/refs/dev", encoding: .utf8) == Self.dev)
+        let missing = try fetch("hf://datasets/org/set@nope", hub)
+        #expect(missing.status == 3 && missing.stderr.contains("revision 'nope' not found"), "\(missing.stderr)")
+    }
+
+    /// Bytes that are not the listing's: exit 5 naming the file, and nothing under the blob's
+    /// name or in the snapshot, for a large file (sha256, checked as it arrives) and a small one
+    /// (git blob id, checked before it takes its name).
+    @Test(arguments: ["model.safetensors", "config.json"])
+    func corruptedBytesAreExitFiveAndNothingIsInPlace(path: String) throws {
+        let hub = try server()
+        try hub.control("corrupt?repo=org/model&path=\(path)")
+        let result = try fetch("hf://org/model", hub, ["--max-tries", "1"])
+        #expect(result.status == 5, "\(result.stderr)")
+        #expect(result.stderr.contains(path) || result.stderr.contains(String(path.prefix(5))), "\(result.stderr)")
+        let file = try #require(Self.modelFiles.first { $0.path == path })
+        let blobName = file.lfs ? Self.sha256(file) : Self.gitID(file)
+        #expect(!FileManager.default.fileExists(atPath: cache + "/models--org--model/blobs/\(blobName)"))
+        #expect(!FileManager.default.fileExists(atPath: cache + "/models--org--model/snapshots/\(Self.main)/\(path)"))
+    }
+
+    // MARK: Helpers
+
+    static func sha256(_ file: HubServer.File) -> String {
+        let digest = Digest(.sha256)
+        digest.update(HubServer.bytes(of: file))
+        return digest.finalize().hex
+    }
+
+    static func gitID(_ file: HubServer.File) -> String {
+        let bytes = HubServer.bytes(of: file)
+        let digest = Digest(.sha1)
+        digest.update(Array("blob \(bytes.count)\0".utf8) + bytes)
+        return digest.finalize().hex
+    }
+
+    static let python = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".venv/bin/python").path
+
+    /// huggingface_hub's own `snapshot_download(local_files_only=True)` with `HF_HUB_OFFLINE=1`:
+    /// every file it finds, path to sha256.
+    static func loadOffline(_ id: String, kind: String, cache: String) throws -> [String: String] {
+        let script = """
+            import hashlib, json, os, sys
+            from huggingface_hub import snapshot_download
+            folder = snapshot_download(sys.argv[1], repo_type=sys.argv[2], local_files_only=True)
+            out = {}
+            for root, _, names in os.walk(folder):
+                for name in names:
+                    path = os.path.join(root, name)
+                    out[os.path.relpath(path, folder)] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+            print(json.dumps(out))
+            """
+        let result = try TestProcess.run(python, ["-c", script, id, kind],
+                                         environment: ["HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": cache, "HF_HUB_DISABLE_TELEMETRY": "1"])
+        guard result.status == 0 else { throw TestFailure("huggingface_hub could not load \(id) offline: \(result.stderr)") }
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String] ?? [:]
+    }
+}
