@@ -133,6 +133,24 @@ final class HubDownloadTests {
         #expect(!FileManager.default.fileExists(atPath: cache + "/models--org--model/snapshots/\(Self.main)/\(path)"))
     }
 
+    /// The CDN's signed URLs live 2 s and each connection is capped at 1 MiB/s, so the ranges
+    /// asked after the first ones (4 MiB each) find their URL expired (403): each is asked of the
+    /// Hub again, whose fresh redirect goes on where the file stopped; the file is exact.
+    @Test func aSignatureThatExpiresMidFileIsResolvedAgain() throws {
+        let file = HubServer.File.large("big.bin", size: 24 << 20)
+        let hub = try HubServer([.init(id: "org/big", branches: ["main": (Self.main, [file])])], directory: work,
+                                arguments: ["--cdn-cap-bytes-per-sec", "\(1 << 20)", "--signature-ttl", "2"])
+        let result = try fetch("hf://org/big", hub, ["-n", "4"])
+        #expect(result.status == 0, "\(result.stderr)")
+        try expectSnapshot("models--org--big", commit: Self.main, files: [file])
+        let log = try hub.log().sorted { ($0["t"] as? Double ?? 0) < ($1["t"] as? Double ?? 0) }
+        let expired = try #require(log.firstIndex { $0["origin"] as? String == "cdn" && $0["status"] as? Int == 403 },
+                                   "no request was refused as expired: the test proved nothing")
+        let after = log[expired...]
+        #expect(after.contains { $0["origin"] as? String == "hub" && ($0["path"] as? String ?? "").contains("/resolve/") })
+        #expect(after.contains { $0["origin"] as? String == "cdn" && $0["status"] as? Int == 206 })
+    }
+
     // MARK: Helpers
 
     static func sha256(_ file: HubServer.File) -> String {
