@@ -101,12 +101,15 @@ struct RangeFetchCommand: AsyncParsableCommand {
 
         `rangefetch daemon` keeps a queue that aria2's clients drive over JSON-RPC; `rangefetch add URL`, `ls`, `pause`, `resume`, `rm` and `watch` drive a running one from the shell.
 
+        `rangefetch hf://ORG/NAME[@REV]` downloads a Hugging Face repository into the Hub's cache, where huggingface_hub's tools find it (--include, --exclude; HF_TOKEN).
+
         Examples:
           rangefetch https://example.com/big.iso
           rangefetch -n 16 -d ~/Downloads https://example.com/model.safetensors
           rangefetch --checksum sha256=9f86d08... -o out.bin https://example.com/file
           rangefetch verify out.bin --checksum-file SHA256SUMS
           rangefetch bench https://example.com/big.iso
+          rangefetch hf://Qwen/Qwen3-0.6B --include '*.safetensors'
 
         Common options (rangefetch get --help lists all; a config file holds defaults):
           -o PATH, -o -, -O, -d DIR   where the file goes (-: to stdout, in order)
