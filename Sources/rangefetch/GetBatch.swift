@@ -13,7 +13,7 @@ struct BatchOptionGroup: ParsableArguments {
     @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Files downloaded at once in a batch. Example: -j 16", valueName: "n"))
     var jobs: Int = 4
 
-    @Option(name: .customLong("shard"), help: ArgumentHelp("Download only the batch entries whose URL hashes to shard K of N (0 <= K < N), so N machines can split one list with no coordinator. Example: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT", valueName: "K/N"), transform: ShardArgument.parse)
+    @Option(name: .customLong("shard"), help: ArgumentHelp("Download only the batch entries whose URL hashes to shard K of N (0 <= K < N), so N machines can split one list with no coordinator; with hf://, the repository's files whose blob hashes to shard K, so N jobs fill one shared cache. Example: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT", valueName: "K/N"), transform: ShardArgument.parse)
     var shard: ShardArgument?
 
     @Flag(name: .customLong("fail-fast"), help: "In a batch, stop every file at the first failure (by default the others finish).")

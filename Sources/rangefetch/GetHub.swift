@@ -42,7 +42,7 @@ extension Get {
             batchOptions.jobs = batch.jobs
             batchOptions.maximumConnections = maxConnections
             batchOptions.failFast = batch.failFast
-            let filter = HubFileFilter(include: hub.include, exclude: hub.exclude)
+            let filter = HubFileFilter(include: hub.include, exclude: hub.exclude, shard: batch.shard?.selector)
             summary = try await Interrupts.cancelling { [settings, batchOptions] () async throws(DownloadError) -> HubSummary in
                 try await Downloader(options: options).download(hub: repository, settings: settings, filter: filter,
                                                                 batch: batchOptions) { reporter.handle($0) }
@@ -58,7 +58,7 @@ extension Get {
                 throw CommandFailure(status: ExitStatus.code(for: error))
             }
         }
-        if summary.selected == 0 {
+        if summary.selected == 0 && batch.shard == nil {
             writeOut("warning: \(summary.repository.description): no file matches --include/--exclude\n", to: STDERR_FILENO)
         } else if !quiet && !json {
             writeOut("\(summary.repository.description): \(summary.selected) files at commit \(summary.commit.prefix(12)), \(summary.alreadyCached) already cached\n", to: STDERR_FILENO)

@@ -117,6 +117,25 @@ final class HubDownloadTests {
         #expect(missing.status == 3 && missing.stderr.contains("revision 'nope' not found"), "\(missing.stderr)")
     }
 
+    /// Two shards run at once into one cache (as two jobs of an array would): each takes the
+    /// files whose blob hashes to it, both write the same ref, and together they leave the whole
+    /// snapshot, which huggingface_hub loads offline.
+    @Test func twoShardsAtOnceFillOneCache() throws {
+        let hub = try server()
+        let shards = try (0..<2).map { index in
+            try RunningCLI(["hf://org/model", "--shard", "\(index)/2"], environment: environment(hub))
+        }
+        for shard in shards {
+            let (status, stderr) = try shard.wait()
+            #expect(status == 0, "\(stderr)")
+        }
+        try expectSnapshot("models--org--model", commit: Self.main, files: Self.modelFiles)
+        let loaded = try Self.loadOffline("org/model", kind: "model", cache: cache)
+        #expect(loaded.count == Self.modelFiles.count)
+        let resolved = try hub.log().filter { ($0["path"] as? String ?? "").contains("/resolve/") && $0["method"] as? String == "GET" }
+        #expect(Set(resolved.compactMap { $0["path"] as? String }).count == resolved.count, "no file was fetched by both shards")
+    }
+
     /// Bytes that are not the listing's: exit 5 naming the file, and nothing under the blob's
     /// name or in the snapshot, for a large file (sha256, checked as it arrives) and a small one
     /// (git blob id, checked before it takes its name).

@@ -46,7 +46,7 @@ extension Downloader {
             return (commit, try api.files(commit: commit))
         }
         let layout = HubCacheLayout(cache: settings.cache, repository: repository)
-        let files = listed.filter { filter.wants($0.path) }
+        let files = listed.filter(filter.selects)
         let store = HubCacheStore(layout: layout, commit: commit)
         let missing = try store.missing(files)
         var summary = HubSummary(repository: repository, commit: commit, snapshot: layout.snapshot(commit: commit),

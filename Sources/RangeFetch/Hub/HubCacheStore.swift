@@ -110,7 +110,8 @@ struct HubCacheStore {
     /// A symbolic link at `path` to `target`, replacing what is there at once (a link made
     /// beside it, then renamed over it).
     static func replaceLink(at path: String, target: String) throws(DownloadError) {
-        let temporary = path + ".rangefetch-link"
+        // Named by process: shards filling one cache write the same ref at once.
+        let temporary = path + ".rangefetch-link-\(getpid())"
         unlink(temporary)
         guard symlink(target, temporary) == 0 else { throw failure("symlink", temporary) }
         guard rename(temporary, path) == 0 else {
@@ -122,7 +123,7 @@ struct HubCacheStore {
 
     /// `contents` at `path`, written beside it and renamed over it.
     static func replaceFile(at path: String, contents: [UInt8]) throws(DownloadError) {
-        let temporary = path + ".rangefetch-tmp"
+        let temporary = path + ".rangefetch-tmp-\(getpid())"
         unlink(temporary)
         do {
             let descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode: 0o644)

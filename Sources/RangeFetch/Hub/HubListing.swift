@@ -86,17 +86,27 @@ enum HubListing {
 /// Which files of a listing are wanted: huggingface_hub's `allow_patterns` and
 /// `ignore_patterns` (`--include`, `--exclude`), as `fnmatch` globs where `*` also matches `/`,
 /// and a pattern ending in `/` means everything under it.
+///
+/// With a ``shard``, only the files whose blob hashes to it (``ShardSelector``, on the blob's
+/// name): N machines filling one shared cache split the repository with no coordinator, and two
+/// paths with the same bytes fall to the same machine.
 package struct HubFileFilter: Sendable, Equatable {
     package var include: [String] = []
     package var exclude: [String] = []
+    package var shard: ShardSelector?
 
-    package init(include: [String] = [], exclude: [String] = []) {
+    package init(include: [String] = [], exclude: [String] = [], shard: ShardSelector? = nil) {
         self.include = include
         self.exclude = exclude
+        self.shard = shard
     }
 
     package func wants(_ path: String) -> Bool {
         (include.isEmpty || include.contains { Self.matches($0, path) }) && !exclude.contains { Self.matches($0, path) }
+    }
+
+    package func selects(_ file: HubFile) -> Bool {
+        wants(file.path) && shard.map { $0.includes(file.blobName) } != false
     }
 
     static func matches(_ pattern: String, _ path: String) -> Bool {
