@@ -14,6 +14,9 @@ struct HubOptionGroup: ParsableArguments {
 
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp("With hf://: the Hub's cache to fill (default $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub), laid out as huggingface_hub lays it out so its tools load the files offline. Example: --cache-dir /scratch/hf", valueName: "dir"))
     var cacheDirectory: String?
+
+    @Option(name: .customLong("local-dir"), help: ArgumentHelp("With hf://: put the files themselves in this folder, under their paths in the repository, instead of the Hub's cache (as hf download --local-dir, with the metadata it keeps in DIR/.cache/huggingface, so a rerun fetches only what changed). Example: --local-dir ./qwen", valueName: "dir"))
+    var localDirectory: String?
 }
 
 /// `rangefetch hf://ORG/NAME[@REV]`: a Hugging Face repository into the Hub's cache.
@@ -22,7 +25,10 @@ extension Get {
 
     func validateHub() throws {
         if output != nil || directory != nil {
-            throw ValidationError("hf:// fills the Hub's cache (--cache-dir DIR, or HF_HUB_CACHE); -o and -d do not apply")
+            throw ValidationError("hf:// fills the Hub's cache (--cache-dir DIR, or HF_HUB_CACHE), or a folder with --local-dir DIR; -o and -d do not apply")
+        }
+        if hub.localDirectory != nil && hub.cacheDirectory != nil {
+            throw ValidationError("use either --local-dir DIR (the files themselves) or --cache-dir DIR (the Hub's cache), not both")
         }
         if !checks.checksums.isEmpty || checks.checksumFile != nil {
             throw ValidationError("hf:// checks every file against the Hub's own listing (sha256 or git id); --checksum does not apply")
@@ -42,10 +48,11 @@ extension Get {
             batchOptions.jobs = batch.jobs
             batchOptions.maximumConnections = maxConnections
             batchOptions.failFast = batch.failFast
+            let localFolder = hub.localDirectory
             let filter = HubFileFilter(include: hub.include, exclude: hub.exclude, shard: batch.shard?.selector)
-            summary = try await Interrupts.cancelling { [settings, batchOptions] () async throws(DownloadError) -> HubSummary in
+            summary = try await Interrupts.cancelling { [settings, batchOptions, localFolder] () async throws(DownloadError) -> HubSummary in
                 try await Downloader(options: options).download(hub: repository, settings: settings, filter: filter,
-                                                                batch: batchOptions) { reporter.handle($0) }
+                                                                batch: batchOptions, localFolder: localFolder) { reporter.handle($0) }
             }
         } catch {
             let status = ExitStatus.code(for: error)
@@ -63,7 +70,7 @@ extension Get {
         } else if !quiet && !json {
             writeOut("\(summary.repository.description): \(summary.selected) files at commit \(summary.commit.prefix(12)), \(summary.alreadyCached) already cached\n", to: STDERR_FILENO)
         }
-        // As `hf download`: the snapshot folder on stdout, for scripts.
+        // As `hf download`: the snapshot (or local) folder on stdout, for scripts.
         if !json { writeOut(summary.snapshot + "\n", to: STDOUT_FILENO) }
     }
 }

@@ -117,6 +117,41 @@ final class HubDownloadTests {
         #expect(missing.status == 3 && missing.stderr.contains("revision 'nope' not found"), "\(missing.stderr)")
     }
 
+    /// `--local-dir`: the files themselves, with the metadata `hf download --local-dir` keeps;
+    /// huggingface_hub's own `snapshot_download(local_dir=)` then finds every file up to date and
+    /// fetches nothing (no GET of a file, only its HEADs); a rerun of ours fetches nothing either.
+    @Test func aLocalFolderIsOneHuggingfaceHubTakesAsUpToDate() throws {
+        let hub = try server()
+        let folder = work.file("local")
+        let result = try fetch("hf://org/model", hub, ["--local-dir", folder])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == folder + "\n")
+        for file in Self.modelFiles {
+            let path = folder + "/" + file.path
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == nil, "\(file.path) is a file, not a link")
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == HubServer.bytes(of: file), "\(file.path)")
+            let metadata = try String(contentsOfFile: folder + "/.cache/huggingface/download/\(file.path).metadata", encoding: .utf8)
+            #expect(metadata.hasPrefix("\(Self.main)\n\(file.lfs ? Self.sha256(file) : Self.gitID(file))\n"), "\(metadata)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/.cache/huggingface/rangefetch").filter { !$0.hasPrefix(".") }.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: cache), "nothing in the cache")
+
+        let before = try hub.log().count
+        let script = """
+            import sys
+            from huggingface_hub import snapshot_download
+            snapshot_download(sys.argv[1], local_dir=sys.argv[2])
+            """
+        let client = try TestProcess.run(Self.python, ["-c", script, "org/model", folder],
+                                         environment: environment(hub).merging(["HF_HUB_DISABLE_TELEMETRY": "1"]) { $1 })
+        #expect(client.status == 0, "\(client.stderr)")
+        let asked = try hub.log().dropFirst(before)
+        #expect(!asked.contains { $0["method"] as? String == "GET" && !($0["path"] as? String ?? "").hasPrefix("/api/") },
+                "huggingface_hub fetched a file again: \(asked)")
+        let again = try fetch("hf://org/model", hub, ["--local-dir", folder])
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")
+    }
+
     /// Two shards run at once into one cache (as two jobs of an array would): each takes the
     /// files whose blob hashes to it, both write the same ref, and together they leave the whole
     /// snapshot, which huggingface_hub loads offline.

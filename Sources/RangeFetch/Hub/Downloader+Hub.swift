@@ -5,7 +5,8 @@ package struct HubSummary: Sendable {
     package var repository: HubRepository
     /// The commit the revision was at: the snapshot's name.
     package var commit: String
-    /// The snapshot folder, where the repository's files appear under their own paths.
+    /// Where the repository's files appear under their own paths: the snapshot folder, or the
+    /// local folder.
     package var snapshot: String
     /// Files the filter selected.
     package var selected: Int
@@ -29,9 +30,12 @@ extension Downloader {
     ///   rate limits that do not end), a path two files would share; a file that fails is in the
     ///   summary's batch, and a small file whose bytes are not its git id is a `checksumMismatch`
     ///   naming it (its bytes are removed, nothing is linked).
+    ///
+    /// With `localFolder`, the files themselves go there instead, with the metadata
+    /// `hf download --local-dir` keeps (``HubLocalFolderStore``).
     package func download(
         hub repository: HubRepository, settings: HubSettings, filter: HubFileFilter, batch given: BatchOptions,
-        events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
+        localFolder: String? = nil, events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> HubSummary {
         var options = self.options
         if let token = settings.token { options.request.headers.append("Authorization: Bearer \(token)") }
@@ -45,19 +49,22 @@ extension Downloader {
             let commit = try api.commit()
             return (commit, try api.files(commit: commit))
         }
-        let layout = HubCacheLayout(cache: settings.cache, repository: repository)
         let files = listed.filter(filter.selects)
-        let store = HubCacheStore(layout: layout, commit: commit)
-        let missing = try store.missing(files)
-        var summary = HubSummary(repository: repository, commit: commit, snapshot: layout.snapshot(commit: commit),
+        let store: any HubStore = if let localFolder {
+            HubLocalFolderStore(folder: localFolder, commit: commit)
+        } else {
+            HubCacheStore(layout: HubCacheLayout(cache: settings.cache, repository: repository), commit: commit)
+        }
+        let missing = store.missing(files)
+        var summary = HubSummary(repository: repository, commit: commit, snapshot: store.destination,
                                  selected: files.count, alreadyCached: files.count - missing.count)
         if !missing.isEmpty {
-            try store.prepare()
+            try HubStaging.makeDirectory(store.staging)
             var batch = given
-            batch.directory = layout.blobs
+            batch.directory = store.staging
             let entries = missing.map { file in
                 var entry = BatchEntry(url: repository.resolveURL(endpoint: settings.endpoint, commit: commit, path: file.path),
-                                       output: HubCacheStore.downloadName(file), origin: "\(repository.description):\(file.path)")
+                                       output: HubStaging.downloadName(file), origin: "\(repository.description):\(file.path)")
                 entry.expectedSize = file.size
                 if let sha256 = file.sha256, let digest = DigestValue(algorithm: .sha256, hex: sha256) { entry.checksums = [digest] }
                 return entry
@@ -66,7 +73,7 @@ extension Downloader {
             summary.batch = fetched
             guard fetched.succeeded else { return summary }
         }
-        try store.link(files, revision: repository.revision)
+        try store.place(files, revision: repository.revision)
         return summary
     }
 }
