@@ -69,7 +69,13 @@ extension Downloader {
                 if let sha256 = file.sha256, let digest = DigestValue(algorithm: .sha256, hex: sha256) { entry.checksums = [digest] }
                 return entry
             }
-            let fetched = try await Downloader(options: options).download(batch: entries, options: batch, events: events)
+            var fetched = try await Downloader(options: options).download(batch: entries, options: batch, events: events)
+            // A fetched file's result names where it appears, not its blob in the staging folder
+            // (one that did not finish keeps the staging path: its partial file is there).
+            for index in fetched.files.indices where missing.indices.contains(fetched.files[index].index)
+                && [.downloaded, .alreadyComplete].contains(fetched.files[index].status) {
+                fetched.files[index].path = store.placedPath(missing[fetched.files[index].index])
+            }
             summary.batch = fetched
             guard fetched.succeeded else { return summary }
         }

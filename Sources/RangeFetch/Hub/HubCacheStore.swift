@@ -19,6 +19,8 @@ protocol HubStore {
     /// The selected files not yet in place, one per blob (two paths with the same bytes are
     /// fetched once).
     func missing(_ files: [HubFile]) -> [HubFile]
+    /// Where `file` appears once in place.
+    func placedPath(_ file: HubFile) -> String
     /// Proves the small files just fetched and puts every one of `files` in place.
     /// - Throws: `checksumMismatch` naming the first small file whose bytes are not its git id
     ///   (they are removed; nothing of it is put in place), or a file-system error naming the path.
@@ -34,6 +36,8 @@ struct HubCacheStore: HubStore {
 
     var staging: String { layout.blobs }
     var destination: String { layout.snapshot(commit: commit) }
+
+    func placedPath(_ file: HubFile) -> String { layout.snapshot(commit: commit, path: file.path) }
 
     /// Those whose blob is absent, or whose size is not the listing's.
     func missing(_ files: [HubFile]) -> [HubFile] {

@@ -18,6 +18,8 @@ struct HubLocalFolderStore: HubStore {
     var staging: String { bookkeeping + "/rangefetch" }
     var destination: String { folder }
 
+    func placedPath(_ file: HubFile) -> String { folder + "/" + file.path }
+
     func metadata(_ path: String) -> String { bookkeeping + "/download/" + path + ".metadata" }
 
     func missing(_ files: [HubFile]) -> [HubFile] {
