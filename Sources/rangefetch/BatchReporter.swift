@@ -122,7 +122,7 @@ final class BatchReporter: Sendable {
         case .silent:
             switch event {
             case .file(let index, .warning(let warning)):
-                writeOut(TerminalText.escaped("\(Reporter.label(warning)): \(label(index)): \(Reporter.words(warning))") + "\n", to: STDERR_FILENO)
+                writeOut(TerminalText.escaped("\(Reporter.label(warning)): \(Self.naming(label(index), Reporter.words(warning)))") + "\n", to: STDERR_FILENO)
             case .warning(let warning):
                 writeOut(TerminalText.escaped("warning: \(Reporter.words(warning))") + "\n", to: STDERR_FILENO)
             case .failed(_, let error): writeOut("rangefetch: error: \(TerminalText.escaped(error.cliMessage))\n", to: STDERR_FILENO)
@@ -174,6 +174,12 @@ final class BatchReporter: Sendable {
 
     // MARK: Terminal
 
+    /// A file's warning after its name, once: a warning about the file's URL already starts
+    /// with it (the name until the file has a path).
+    static func naming(_ label: String, _ words: String) -> String {
+        words.hasPrefix(label + ":") ? words : "\(label): \(words)"
+    }
+
     private func label(_ index: Int) -> String {
         state.withLock { $0.paths[index] ?? $0.urls[index] ?? "#\(index + 1)" }
     }
@@ -206,7 +212,7 @@ final class BatchReporter: Sendable {
                 // the batch journal settles finishes thousands a second).
                 redraw = !summary.alreadyComplete
             case .file(let index, .warning(let warning)):
-                note = "\(Reporter.label(warning)): \(state.paths[index] ?? state.urls[index] ?? "#\(index + 1)"): \(Reporter.words(warning))"
+                note = "\(Reporter.label(warning)): \(Self.naming(state.paths[index] ?? state.urls[index] ?? "#\(index + 1)", Reporter.words(warning)))"
             case .warning(let warning):
                 note = "warning: \(Reporter.words(warning))"
             case .failed(let index, let error):

@@ -68,7 +68,8 @@ extension Get {
         if summary.selected == 0 && batch.shard == nil {
             writeOut("warning: \(summary.repository.description): no file matches --include/--exclude\n", to: STDERR_FILENO)
         } else if !quiet && !json {
-            writeOut("\(summary.repository.description): \(summary.selected) files at commit \(summary.commit.prefix(12)), \(summary.alreadyCached) already cached\n", to: STDERR_FILENO)
+            let large = summary.batch?.fileCount ?? 0
+            writeOut("\(summary.repository.description): \(summary.selected) files at commit \(summary.commit.prefix(12)): \(summary.alreadyCached) already in place, \(summary.smallFetched) small fetched from the Hub, \(large) large from its CDN\n", to: STDERR_FILENO)
         }
         // As `hf download`: the snapshot (or local) folder on stdout, for scripts.
         if !json { writeOut(summary.snapshot + "\n", to: STDOUT_FILENO) }

@@ -152,6 +152,34 @@ final class HubDownloadTests {
         #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")
     }
 
+    /// The Hub allows 3 `/resolve/` calls a second and says what is left in `RateLimit`: one
+    /// process keeps under it (no 429; its 16 calls spread over 4 s and more), and two at once,
+    /// which together go over it, wait out each 429 (`Retry-After: 1`). Every file is exact.
+    @Test func theHubsRateLimitIsKeptAndItsRefusalsWaitedOut() throws {
+        let files = (0..<32).map { HubServer.File.small("shard-\($0).json", "{\"n\": \($0)}\n") }
+        let hub = try HubServer([.init(id: "org/many", branches: ["main": (Self.main, files)])], directory: work,
+                                arguments: ["--rate-limit", "3"])
+        func resolves(_ log: [[String: Any]]) -> [[String: Any]] { log.filter { ($0["path"] as? String ?? "").contains("/resolve/") } }
+
+        let alone = try fetch("hf://org/many", hub, ["--include", "shard-1?.json"])
+        #expect(alone.status == 0, "\(alone.stderr)")
+        let first = resolves(try hub.log())
+        #expect(first.count == 10 && !first.contains { $0["status"] as? Int == 429 }, "\(first)")
+        let times = first.compactMap { $0["t"] as? Double }
+        #expect((times.max() ?? 0) - (times.min() ?? 0) >= 2, "10 calls at 3 a second take 3 windows")
+
+        let shards = try (0..<2).map { index in
+            try RunningCLI(["hf://org/many", "--shard", "\(index)/2"], environment: environment(hub))
+        }
+        for shard in shards {
+            let (status, stderr) = try shard.wait()
+            #expect(status == 0, "\(stderr)")
+        }
+        try expectSnapshot("models--org--many", commit: Self.main, files: files)
+        #expect(resolves(try hub.log()).contains { $0["status"] as? Int == 429 },
+                "two processes never went over the limit together: the waiting was not provoked")
+    }
+
     /// Two shards run at once into one cache (as two jobs of an array would): each takes the
     /// files whose blob hashes to it, both write the same ref, and together they leave the whole
     /// snapshot, which huggingface_hub loads offline.

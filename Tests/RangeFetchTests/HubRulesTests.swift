@@ -116,6 +116,14 @@ struct HubRulesTests {
         #expect(settings == HubSettings(endpoint: endpoint, token: token, cache: cache))
     }
 
+    @Test(arguments: [
+        ("\"resolvers\";r=0;t=1", 1.0), ("\"api\";r=0;t=42", 42.0), ("\"resolvers\";r=2;t=1", nil),
+        ("\"resolvers\";r=0", nil), ("\"resolvers\"; r = 0 ; t = 3", 3.0), ("", nil), ("r=x;t=1", nil),
+    ] as [(String, Double?)])
+    func aRateLimitWithNothingLeftIsWaitedFor(field: String, wait: Double?) {
+        #expect(HubAPI.exhaustedWindowSeconds(field) == wait)
+    }
+
     @Test func theCacheLayoutIsHuggingfaceHubs() throws {
         let layout = HubCacheLayout(cache: "/c/", repository: try HubRepository("hf://datasets/o/n"))
         #expect(layout.blobs == "/c/datasets--o--n/blobs")

@@ -12,7 +12,9 @@ package struct HubSummary: Sendable {
     package var selected: Int
     /// Of those, files already in the cache (nothing asked of the CDN for them).
     package var alreadyCached: Int
-    /// The batch that fetched the others; `nil` when none needed fetching.
+    /// Small files fetched whole from the Hub.
+    package var smallFetched = 0
+    /// The batch that fetched the large ones; `nil` when none needed fetching.
     package var batch: BatchSummary?
 }
 
@@ -21,11 +23,12 @@ extension Downloader {
     /// as huggingface_hub lays it out (``HubCacheLayout``), so its tools load them offline.
     ///
     /// The revision is pinned to its commit first; every file is fetched at that commit through
-    /// the Hub (`/resolve/COMMIT/PATH`), whose redirect of a large file to its CDN is followed
-    /// without the token, and re-resolved when its signature expires mid-file. A large file is
-    /// proven by the listing's sha256 as it arrives; a small one by its git blob id once it is on
-    /// disk, before it takes its name. Files already in the cache cost no request to the CDN.
-    /// The files run as one batch (`batch.jobs` at once, one connection budget).
+    /// the Hub (`/resolve/COMMIT/PATH`). Large files run as one batch (`batch.jobs` at once, one
+    /// connection budget): the Hub's redirect to its CDN is followed without the token, and
+    /// re-resolved when its signature expires mid-file, and each is proven by the listing's sha256
+    /// as it arrives. Small files are fetched whole from the Hub first, one after another under
+    /// its rate limit, each proven by its git blob id before it is written. Files already in place
+    /// cost no request but the listing's.
     /// - Throws: the listing's errors (a repository not found or private, a revision not found,
     ///   rate limits that do not end), a path two files would share; a file that fails is in the
     ///   summary's batch, and a small file whose bytes are not its git id is a `checksumMismatch`
@@ -41,13 +44,16 @@ extension Downloader {
         if let token = settings.token { options.request.headers.append("Authorization: Bearer \(token)") }
         let request = options.request
         let cancellation = CancellationFlag()
-        let (commit, listed) = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> (String, [HubFile]) in
+        let api: @Sendable () throws(DownloadError) -> HubAPI = { () throws(DownloadError) -> HubAPI in
             var bound = request
             try bound.bindSecrets(to: settings.endpoint)
-            let api = HubAPI(settings: settings, repository: repository,
-                             fetcher: SmallGet(request: bound, cancellation: cancellation, loop: try CurlLoop()))
-            let commit = try api.commit()
-            return (commit, try api.files(commit: commit))
+            return HubAPI(settings: settings, repository: repository,
+                          fetcher: SmallGet(request: bound, cancellation: cancellation, loop: try CurlLoop()))
+        }
+        let (commit, listed) = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> (String, [HubFile]) in
+            let hub = try api()
+            let commit = try hub.commit()
+            return (commit, try hub.files(commit: commit))
         }
         let files = listed.filter(filter.selects)
         let store: any HubStore = if let localFolder {
@@ -58,11 +64,28 @@ extension Downloader {
         let missing = store.missing(files)
         var summary = HubSummary(repository: repository, commit: commit, snapshot: store.destination,
                                  selected: files.count, alreadyCached: files.count - missing.count)
-        if !missing.isEmpty {
-            try HubStaging.makeDirectory(store.staging)
+        guard !missing.isEmpty else {
+            try store.place(files, revision: repository.revision)
+            return summary
+        }
+        try HubStaging.makeDirectory(store.staging)
+        // Small files whole from the Hub, one after another (one call each, under its rate limit);
+        // large ones as a batch of ranges from the CDN.
+        let small = missing.filter { !$0.isLarge && $0.size <= HubAPI.largestSmallFile }
+        let large = missing.filter { $0.isLarge || $0.size > HubAPI.largestSmallFile }
+        let staging = store.staging
+        summary.smallFetched = try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) -> Int in
+            let hub = try api()
+            for file in small {
+                let bytes = try hub.smallFile(file, commit: commit)
+                try HubStaging.replaceFile(at: staging + "/" + file.blobName, contents: bytes)
+            }
+            return small.count
+        }
+        if !large.isEmpty {
             var batch = given
             batch.directory = store.staging
-            let entries = missing.map { file in
+            let entries = large.map { file in
                 var entry = BatchEntry(url: repository.resolveURL(endpoint: settings.endpoint, commit: commit, path: file.path),
                                        output: HubStaging.downloadName(file), origin: "\(repository.description):\(file.path)")
                 entry.expectedSize = file.size
@@ -72,9 +95,9 @@ extension Downloader {
             var fetched = try await Downloader(options: options).download(batch: entries, options: batch, events: events)
             // A fetched file's result names where it appears, not its blob in the staging folder
             // (one that did not finish keeps the staging path: its partial file is there).
-            for index in fetched.files.indices where missing.indices.contains(fetched.files[index].index)
+            for index in fetched.files.indices where large.indices.contains(fetched.files[index].index)
                 && [.downloaded, .alreadyComplete].contains(fetched.files[index].status) {
-                fetched.files[index].path = store.placedPath(missing[fetched.files[index].index])
+                fetched.files[index].path = store.placedPath(large[fetched.files[index].index])
             }
             summary.batch = fetched
             guard fetched.succeeded else { return summary }

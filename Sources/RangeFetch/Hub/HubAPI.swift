@@ -3,9 +3,11 @@ import Glibc
 #endif
 
 /// The Hub's API for one repository, asked on the caller's thread: the commit a revision is at,
-/// and the recursive file listing at that commit, a page at a time (`Link: rel="next"`). The
-/// token goes with every request (they all go to the Hub's own origin); a 429 or 5xx answer is
-/// asked again after the Hub's `Retry-After` (or 1, 2, 4… seconds), at most ``maximumTries``.
+/// the recursive file listing at that commit, a page at a time (`Link: rel="next"`), and small
+/// files whole. The token goes with every request (they all go to the Hub's own origin); a 429
+/// or 5xx answer is asked again after the Hub's `Retry-After` (or 1, 2, 4… seconds), at most
+/// ``maximumTries``, and an answer whose `RateLimit` header says none is left (`r=0;t=N`) is
+/// followed by a wait of `t` seconds, so calls one after another stay under the Hub's limit.
 struct HubAPI {
     var settings: HubSettings
     var repository: HubRepository
@@ -44,6 +46,22 @@ struct HubAPI {
         return files
     }
 
+    /// The largest small file fetched whole here (the Hub keeps files over 10 MB in LFS); a
+    /// larger one goes with the large files.
+    static let largestSmallFile: Int64 = 10 << 20
+
+    /// A small file's bytes at `commit` (one request: no probe, which would be a second call
+    /// against the Hub's limit), proven by their git blob id.
+    /// - Throws: `checksumMismatch` naming the file when the bytes are not the listing's.
+    func smallFile(_ file: HubFile, commit: String) throws(DownloadError) -> [UInt8] {
+        let answer = try get(repository.resolveURL(endpoint: settings.endpoint, commit: commit, path: file.path))
+        let actual = HubStaging.gitBlobID(of: answer.body)
+        guard actual == file.gitOID else {
+            throw DownloadError(.checksumMismatch, "\(file.path): its bytes have git id \(actual), the Hub's listing says \(file.gitOID); nothing was written (run again to fetch it again)")
+        }
+        return answer.body
+    }
+
     /// GETs `url`, asked again after a 429 or 5xx; any other answer but 200 is an error that
     /// says what the Hub said and what to do.
     private func get(_ url: String) throws(DownloadError) -> SmallGet.Answer {
@@ -51,7 +69,10 @@ struct HubAPI {
         while true {
             tries += 1
             let answer = try fetcher.fetch(url)
-            if answer.status == 200 { return answer }
+            if answer.status == 200 {
+                if let wait = Self.exhaustedWindowSeconds(answer.head["ratelimit"]) { try pause(seconds: min(wait, Self.longestWaitSeconds)) }
+                return answer
+            }
             let transient = answer.status == 429 || answer.status >= 500
             let wait = RetryPolicy.retryAfterSeconds(answer.head["retry-after"]) ?? Double(1 << (tries - 1))
             guard transient, tries < Self.maximumTries, wait <= Self.longestWaitSeconds else {
@@ -59,6 +80,21 @@ struct HubAPI {
             }
             try pause(seconds: wait)
         }
+    }
+
+    /// The seconds until the window of a `RateLimit` field (`"name";r=REMAINING;t=SECONDS`) opens
+    /// again, when nothing of it remains; `nil` otherwise.
+    static func exhaustedWindowSeconds(_ field: String?) -> Double? {
+        guard let field else { return nil }
+        var remaining: Int?, seconds: Int?
+        for parameter in field.split(separator: ";") {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { String($0).trimmingASCIIWhitespace() }
+            guard pair.count == 2 else { continue }
+            if pair[0] == "r" { remaining = Int(pair[1]) }
+            if pair[0] == "t" { seconds = Int(pair[1]) }
+        }
+        guard remaining == 0, let seconds, seconds > 0 else { return nil }
+        return Double(seconds)
     }
 
     private func pause(seconds: Double) throws(DownloadError) {

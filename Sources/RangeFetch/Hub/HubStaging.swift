@@ -33,6 +33,14 @@ enum HubStaging {
         guard rename(fetched, blob) == 0 else { throw failure("rename", fetched) }
     }
 
+    /// The git blob id of `bytes`: SHA-1 of `blob SIZE\0` and them.
+    static func gitBlobID(of bytes: [UInt8]) -> String {
+        let digest = Digest(.sha1)
+        digest.update(Array("blob \(bytes.count)\0".utf8))
+        digest.update(bytes)
+        return digest.finalize().hex
+    }
+
     /// The git blob id of the file at `path`: SHA-1 of `blob SIZE\0` and its bytes.
     static func gitBlobID(ofFileAt path: String) throws(DownloadError) -> String {
         do {
@@ -94,6 +102,8 @@ enum HubStaging {
             let descriptor = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode: 0o644)
             defer { descriptor.close() }
             try descriptor.writeAll(contents)
+            // Durable before it takes its name: a crash leaves the old file or this one, whole.
+            try descriptor.synchronize()
         } catch {
             unlink(temporary)
             throw error.downloadError
