@@ -117,6 +117,31 @@ final class HubDownloadTests {
         #expect(missing.status == 3 && missing.stderr.contains("revision 'nope' not found"), "\(missing.stderr)")
     }
 
+    /// Ctrl-C midway through a large file, then the same command: it resumes from the partial
+    /// blob and its journal (the CDN serves the file about once in all), and the file is exact.
+    @Test func anInterruptedRepositoryResumes() throws {
+        let file = HubServer.File.large("big.bin", size: 24 << 20)
+        let hub = try HubServer([.init(id: "org/big", branches: ["main": (Self.main, [file])])], directory: work,
+                                arguments: ["--cdn-cap-bytes-per-sec", "\(2 << 20)"])
+        let running = try RunningCLI(["hf://org/big", "-n", "4"], environment: environment(hub))
+        let deadline = Date().addingTimeInterval(60)
+        while try hub.log().filter({ $0["origin"] as? String == "cdn" && $0["status"] as? Int == 206 }).isEmpty {
+            guard Date() < deadline else { throw TestFailure("no range came from the CDN within 60 s") }
+            usleep(20_000)
+        }
+        running.send(SIGINT)
+        let (status, _) = try running.wait()
+        #expect(status != 0)
+        let blobs = try FileManager.default.contentsOfDirectory(atPath: cache + "/models--org--big/blobs")
+        #expect(blobs.contains { $0.hasSuffix(".part") }, "\(blobs)")
+        #expect(!FileManager.default.fileExists(atPath: cache + "/models--org--big/snapshots"), "nothing linked before it is whole")
+        let again = try fetch("hf://org/big", hub, ["-n", "4"])
+        #expect(again.status == 0, "\(again.stderr)")
+        try expectSnapshot("models--org--big", commit: Self.main, files: [file])
+        let served = try hub.log().filter { $0["origin"] as? String == "cdn" }.reduce(0) { $0 + ($1["bytes"] as? Int ?? 0) }
+        #expect(Double(served) <= 1.3 * Double(file.size), "the CDN served \(served) bytes for \(file.size)")
+    }
+
     /// `--local-dir`: the files themselves, with the metadata `hf download --local-dir` keeps;
     /// huggingface_hub's own `snapshot_download(local_dir=)` then finds every file up to date and
     /// fetches nothing (no GET of a file, only its HEADs); a rerun of ours fetches nothing either.
