@@ -43,6 +43,12 @@ rf_browser_packages() {
     rf_need_packages chromium chromium-driver python3-selenium
 }
 
+# A real scheduler for the fleet test (HubSlurmTests): Debian's Slurm and munge; their packaged
+# services are never started: Tests/Support/slurm_array.py runs its own daemons on loopback.
+rf_slurm_packages() {
+    rf_need_packages slurm-wlm munge
+}
+
 # rf_require_swift: fail clearly when the Swift toolchain is missing (it is not a Debian package).
 rf_require_swift() {
     if ! command -v swift >/dev/null 2>&1; then
@@ -78,6 +84,7 @@ rf_test_requirements() {
     rf_test_server_packages
     rf_oracle_packages
     rf_browser_packages
+    rf_slurm_packages
     rf_test_python
     rf_require_swift
 }

@@ -56,7 +56,7 @@ extension Downloader {
             return (commit, try hub.files(commit: commit))
         }
         let files = listed.filter(filter.selects)
-        let store: any HubStore = if let localFolder {
+        let store: any HubStore & Sendable = if let localFolder {
             HubLocalFolderStore(folder: localFolder, commit: commit)
         } else {
             HubCacheStore(layout: HubCacheLayout(cache: settings.cache, repository: repository), commit: commit)
@@ -64,8 +64,14 @@ extension Downloader {
         let missing = store.missing(files)
         var summary = HubSummary(repository: repository, commit: commit, snapshot: store.destination,
                                  selected: files.count, alreadyCached: files.count - missing.count)
+        let place = { () async throws(DownloadError) in
+            // Links, renames and synced writes: on a thread of their own, not the task pool's.
+            try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) in
+                try store.place(files, revision: repository.revision)
+            }
+        }
         guard !missing.isEmpty else {
-            try store.place(files, revision: repository.revision)
+            try await place()
             return summary
         }
         try HubStaging.makeDirectory(store.staging)
@@ -102,7 +108,7 @@ extension Downloader {
             summary.batch = fetched
             guard fetched.succeeded else { return summary }
         }
-        try store.place(files, revision: repository.revision)
+        try await place()
         return summary
     }
 }

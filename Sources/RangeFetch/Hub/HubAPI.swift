@@ -5,15 +5,19 @@ import Glibc
 /// The Hub's API for one repository, asked on the caller's thread: the commit a revision is at,
 /// the recursive file listing at that commit, a page at a time (`Link: rel="next"`), and small
 /// files whole. The token goes with every request (they all go to the Hub's own origin); a 429
-/// or 5xx answer is asked again after the Hub's `Retry-After` (or 1, 2, 4… seconds), at most
-/// ``maximumTries``, and an answer whose `RateLimit` header says none is left (`r=0;t=N`) is
-/// followed by a wait of `t` seconds, so calls one after another stay under the Hub's limit.
+/// or 5xx answer is asked again after the Hub's `Retry-After` (or 1, 2, 4… seconds, each up to
+/// half again at random), at most ``maximumTries`` (``maximumRateLimitedTries`` for 429); and
+/// an answer whose `RateLimit` header says none is left (`r=0;t=N`) is followed by a wait of `t`
+/// seconds, so calls one after another stay under the Hub's limit.
 struct HubAPI {
     var settings: HubSettings
     var repository: HubRepository
     var fetcher: SmallGet
 
     static let maximumTries = 5
+    /// Tries of a call the Hub keeps answering 429: its limit is shared with whoever else uses
+    /// the token or the address (other shards), so a refusal means "later", not "broken".
+    static let maximumRateLimitedTries = 12
     /// The longest wait for one `Retry-After` (a Hub asking for more is given up on).
     static let longestWaitSeconds = 60.0
     /// The most listing pages followed (the Hub gives 1,000 files a page).
@@ -73,12 +77,15 @@ struct HubAPI {
                 if let wait = Self.exhaustedWindowSeconds(answer.head["ratelimit"]) { try pause(seconds: min(wait, Self.longestWaitSeconds)) }
                 return answer
             }
-            let transient = answer.status == 429 || answer.status >= 500
-            let wait = RetryPolicy.retryAfterSeconds(answer.head["retry-after"]) ?? Double(1 << (tries - 1))
-            guard transient, tries < Self.maximumTries, wait <= Self.longestWaitSeconds else {
+            let limited = answer.status == 429
+            let transient = limited || answer.status >= 500
+            let wait = RetryPolicy.retryAfterSeconds(answer.head["retry-after"]) ?? Double(1 << min(tries - 1, 5))
+            guard transient, tries < (limited ? Self.maximumRateLimitedTries : Self.maximumTries), wait <= Self.longestWaitSeconds else {
                 throw error(status: answer.status, head: answer.head, url: url, tries: tries)
             }
-            try pause(seconds: wait)
+            // Up to half as long again at random: clients refused together do not all come back
+            // at the same instant, where the one that paces itself in bursts would win every time.
+            try pause(seconds: wait * Double.random(in: 1...1.5))
         }
     }
 
