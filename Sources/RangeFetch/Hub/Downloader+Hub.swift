@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a repository download did.
 package struct HubSummary: Sendable {

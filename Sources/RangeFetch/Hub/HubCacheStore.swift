@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// Where a repository's files go: the Hub's cache (``HubCacheStore``) or a plain folder
 /// (``HubLocalFolderStore``). Files are fetched into ``staging`` under their blob's name, proven

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One file of a repository, as the Hub's tree listing gives it. Untrusted: ``HubListing`` keeps
 /// an entry only when its path is a plain relative path and its object ids are hex of the right

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// `--local-dir DIR`: the files themselves at `DIR/PATH`, as `hf download --local-dir` leaves
 /// them, with its metadata, so huggingface_hub knows them as up to date: for each file

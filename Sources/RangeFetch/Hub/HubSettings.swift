@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the Hub is, who the user is to it, and where its cache lives: read from the environment
 /// as huggingface_hub reads it (`HF_ENDPOINT`, `HF_TOKEN` or the token file, `HF_HOME`,
@@ -31,7 +33,7 @@ package struct HubSettings: Sendable, Equatable {
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
         let tokenFile = value("HF_TOKEN_PATH") ?? home + "/token"
         let token = value("HF_TOKEN") ?? readFile(tokenFile).flatMap {
-            $0.split(whereSeparator: \.isNewline).first.map { String($0).trimmingCharacters(in: .whitespaces) }
+            $0.split(whereSeparator: \.isNewline).first.map { String(String($0).trimmingASCIIWhitespace()) }
         }
         let cache = value("HF_HUB_CACHE") ?? value("HUGGINGFACE_HUB_CACHE") ?? home + "/hub"
         return HubSettings(endpoint: endpoint, token: token.flatMap { $0.isEmpty ? nil : $0 }, cache: cache)
@@ -39,9 +41,9 @@ package struct HubSettings: Sendable, Equatable {
 
     /// A token file's text (at most 64 KiB), or `nil` when it cannot be read.
     package static func readSmallFile(_ path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        return (try? handle.read(upToCount: 64 << 10)).flatMap { String(bytes: $0, encoding: .utf8) }
+        guard let descriptor = try? FileDescriptor.open(path, O_RDONLY | O_CLOEXEC) else { return nil }
+        defer { descriptor.close() }
+        return (try? descriptor.read(upTo: 64 << 10)).map { String(decoding: $0, as: UTF8.self) }
     }
 }
 

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// What both stores do in their staging folder: names, proofs, and the file-system calls.
 enum HubStaging {
@@ -70,7 +70,7 @@ enum HubStaging {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw DownloadError(.fileSystem(errno: EIO), "\(path): cannot make this folder of the Hub's cache (\(error.localizedDescription))",
+            throw DownloadError(.fileSystem(errno: EIO), "\(path): cannot make this folder of the Hub's cache (\(error))",
                                 remedy: .chooseWritableLocation)
         }
     }
@@ -119,7 +119,7 @@ enum HubStaging {
             try FileManager.default.copyItem(atPath: source, toPath: temporary)
         } catch {
             unlink(temporary)
-            throw DownloadError(.fileSystem(errno: EIO), "\(path): cannot copy \(source) there (\(error.localizedDescription))")
+            throw DownloadError(.fileSystem(errno: EIO), "\(path): cannot copy \(source) there (\(error))")
         }
         guard rename(temporary, path) == 0 else { throw failure("rename", path) }
     }
