@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs every test (unit, simulated links, fuzzing, nginx
 # integration, fault server), plus the library's documentation (scripts/docs.sh: a broken DocC
 # symbol link fails the run), a short soak (5 SIGKILLs of a 32 MiB download; the full one is
-# scripts/soak.sh) and aria2p's own test suite against the daemon (scripts/aria2p-suite.sh). The
+# scripts/soak.sh), aria2p's own test suite against the daemon (scripts/aria2p-suite.sh) and our
+# fake Hugging Face Hub against huggingface_hub (Tests/Support/fake_hub_check.py). The
 # documentation, the soak and aria2p's suite run only when no arguments are given.
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter ResumeTests]
 set -euo pipefail
@@ -24,4 +25,7 @@ swift test --no-parallel "$@"
 if [ $# -eq 0 ]; then
     # A client we did not write: aria2p's own suite against `rangefetch aria2c` (~20 s).
     bash scripts/aria2p-suite.sh
+    # Our fake Hugging Face Hub checked against huggingface_hub itself before the Hub tests'
+    # results are trusted: its snapshot_download, errors, offline loading, signatures (~10 s).
+    python3 Tests/Support/fake_hub_check.py
 fi
