@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,28 +19,82 @@ long long ccurl_tcp_out_of_order_packets(int fd) {
     return info.tcpi_rcv_ooopack;
 }
 
-static curl_socket_t ccurl_open_counted(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
+struct ccurl_sockets {
+    long count;
+    /// Open sockets as fd + 1 (0: a free slot); written and read on the thread driving the
+    /// multi handle only. Sockets beyond the slots are counted but not listed.
+    int slots[CCURL_SOCKET_SLOTS];
+};
+
+ccurl_sockets *ccurl_sockets_create(void) {
+    return calloc(1, sizeof(ccurl_sockets));
+}
+
+void ccurl_sockets_destroy(ccurl_sockets *sockets) {
+    free(sockets);
+}
+
+static curl_socket_t ccurl_open_tracked(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
     (void)purpose;
+    ccurl_sockets *sockets = clientp;
     curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-    if (fd != CURL_SOCKET_BAD) __atomic_add_fetch((long *)clientp, 1, __ATOMIC_RELAXED);
+    if (fd == CURL_SOCKET_BAD) return fd;
+    __atomic_add_fetch(&sockets->count, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < CCURL_SOCKET_SLOTS; i++) {
+        if (sockets->slots[i] == 0) {
+            sockets->slots[i] = fd + 1;
+            break;
+        }
+    }
     return fd;
 }
 
-static int ccurl_close_counted(void *clientp, curl_socket_t fd) {
-    __atomic_sub_fetch((long *)clientp, 1, __ATOMIC_RELAXED);
+static int ccurl_close_tracked(void *clientp, curl_socket_t fd) {
+    ccurl_sockets *sockets = clientp;
+    __atomic_sub_fetch(&sockets->count, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < CCURL_SOCKET_SLOTS; i++) {
+        if (sockets->slots[i] == fd + 1) {
+            sockets->slots[i] = 0;
+            break;
+        }
+    }
     return close(fd);
 }
 
-CURLcode ccurl_easy_count_sockets(CURL *handle, long *counter) {
-    CURLcode result = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, ccurl_open_counted);
-    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, counter);
-    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, ccurl_close_counted);
-    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, counter);
+CURLcode ccurl_easy_track_sockets(CURL *handle, ccurl_sockets *sockets) {
+    CURLcode result = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, ccurl_open_tracked);
+    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, sockets);
+    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, ccurl_close_tracked);
+    if (result == CURLE_OK) result = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, sockets);
     return result;
 }
 
-long ccurl_socket_count(const long *counter) {
-    return __atomic_load_n(counter, __ATOMIC_RELAXED);
+long ccurl_sockets_count(const ccurl_sockets *sockets) {
+    return __atomic_load_n(&sockets->count, __ATOMIC_RELAXED);
+}
+
+static long ccurl_port_of(const struct sockaddr_storage *address) {
+    if (address->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)address)->sin_port);
+    if (address->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
+    return -1;
+}
+
+long long ccurl_easy_unread_bytes(CURL *handle, const ccurl_sockets *sockets) {
+    long local = -1, remote = -1;
+    if (curl_easy_getinfo(handle, CURLINFO_LOCAL_PORT, &local) != CURLE_OK || local <= 0) return -1;
+    if (curl_easy_getinfo(handle, CURLINFO_PRIMARY_PORT, &remote) != CURLE_OK || remote <= 0) return -1;
+    for (int i = 0; i < CCURL_SOCKET_SLOTS; i++) {
+        int fd = sockets->slots[i] - 1;
+        if (fd < 0) continue;
+        struct sockaddr_storage address;
+        socklen_t length = sizeof address;
+        if (getsockname(fd, (struct sockaddr *)&address, &length) != 0 || ccurl_port_of(&address) != local) continue;
+        length = sizeof address;
+        if (getpeername(fd, (struct sockaddr *)&address, &length) != 0 || ccurl_port_of(&address) != remote) continue;
+        int unread = 0;
+        return ioctl(fd, FIONREAD, &unread) == 0 ? unread : -1;
+    }
+    return -1;
 }
 
 struct ccurl_share {

@@ -68,13 +68,28 @@ static inline CURLcode ccurl_easy_setopt_share(CURL *handle, CURLSH *share) {
     return curl_easy_setopt(handle, CURLOPT_SHARE, share);
 }
 
-/// Makes `handle` open and close its sockets through functions that keep `*counter` equal to the
-/// number of sockets open (atomically: any thread may read it). A connection keeps the functions
-/// of the handle that opened it, so `*counter` must outlive every connection (the multi handle).
-CURLcode ccurl_easy_count_sockets(CURL *handle, long *counter);
+/// Room for the sockets one multi handle lists (more are counted, not listed).
+#define CCURL_SOCKET_SLOTS 1024
 
-/// Reads a counter kept by `ccurl_easy_count_sockets`.
-long ccurl_socket_count(const long *counter);
+/// The sockets open through one multi handle's transfers: their count (atomically: any thread
+/// may read it) and the sockets themselves (used on the thread driving the multi handle only).
+typedef struct ccurl_sockets ccurl_sockets;
+
+ccurl_sockets *ccurl_sockets_create(void);
+void ccurl_sockets_destroy(ccurl_sockets *sockets);
+
+/// Makes `handle` open and close its sockets through functions that keep `sockets`. A connection
+/// keeps the functions of the handle that opened it, so `sockets` must outlive every connection
+/// (the multi handle).
+CURLcode ccurl_easy_track_sockets(CURL *handle, ccurl_sockets *sockets);
+
+/// Sockets open now (idle cached connections included).
+long ccurl_sockets_count(const ccurl_sockets *sockets);
+
+/// Bytes that arrived on the TCP connection of `handle`'s request and are not read yet (the
+/// kernel's receive queue, `FIONREAD`), found among `sockets` by local and remote port; -1 when
+/// unknown (no connection yet, or not one of `sockets`).
+long long ccurl_easy_unread_bytes(CURL *handle, const ccurl_sockets *sockets);
 
 /// A libcurl share object (`CURLSH *`) that shares TLS sessions and DNS answers between easy
 /// handles, with a mutex per kind of shared data so handles on different threads may use it.

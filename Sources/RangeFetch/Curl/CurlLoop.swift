@@ -47,7 +47,7 @@ final class CurlLoop: @unchecked Sendable {
     /// TLS sessions and DNS answers shared with the other loops of a download or batch.
     let share: CurlShare
     /// Sockets open through this handle's transfers, idle cached connections included.
-    private let socketCount: UnsafeMutablePointer<Int>
+    private let sockets: OpaquePointer
     /// The requests in the multi handle, by their easy handle: the loop holds them until they
     /// finish or are removed, and removes any left before it goes.
     private var requests: [UnsafeMutableRawPointer: (token: Int, easy: CurlEasy)] = [:]
@@ -58,8 +58,11 @@ final class CurlLoop: @unchecked Sendable {
         guard let handle = curl_multi_init() else { throw CurlGlobal.outOfMemory("a transfer loop") }
         self.handle = handle
         self.share = share
-        socketCount = .allocate(capacity: 1)
-        socketCount.initialize(to: 0)
+        guard let sockets = ccurl_sockets_create() else {
+            curl_multi_cleanup(handle)
+            throw CurlGlobal.outOfMemory("a transfer loop")
+        }
+        self.sockets = sockets
         let code = ccurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, policy.pipelining)
         // Fully initialised by now: a throw runs `deinit`, which cleans up.
         guard code == CURLM_OK else { throw Self.failure(code, "setting up a transfer loop") }
@@ -69,13 +72,21 @@ final class CurlLoop: @unchecked Sendable {
         for request in requests.values { curl_multi_remove_handle(handle, request.easy.handle) }
         // Handles nobody else holds go now, while the share they use is surely alive.
         requests.removeAll()
-        // Cleaning up closes the cached connections, which count down through `socketCount`.
+        // Cleaning up closes the cached connections, which count down through `sockets`.
         curl_multi_cleanup(handle)
-        socketCount.deallocate()
+        ccurl_sockets_destroy(sockets)
     }
 
     /// TCP connections open now through this handle: in use or idle in its cache.
-    var openConnections: Int { ccurl_socket_count(socketCount) }
+    var openConnections: Int { ccurl_sockets_count(sockets) }
+
+    /// Bytes that reached the connection of `easy`'s request and are not read yet (the kernel's
+    /// receive queue): already sent by the server, so a cut below them wastes them. `nil` when
+    /// unknown. On the loop's thread only.
+    func unreadBytes(of easy: CurlEasy) -> Int64? {
+        let bytes = ccurl_easy_unread_bytes(easy.handle, sockets)
+        return bytes < 0 ? nil : Int64(bytes)
+    }
 
     /// Requests in the loop now.
     var requestCount: Int { requests.count }
@@ -89,7 +100,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         share.attach(easy)
         if let refusal = easy.refusal { throw refusal }
-        let counting = ccurl_easy_count_sockets(easy.handle, socketCount)
+        let counting = ccurl_easy_track_sockets(easy.handle, sockets)
         guard counting == CURLE_OK else { throw CurlEasy.refusal(of: CURLOPT_OPENSOCKETFUNCTION, counting) }
         let code = curl_multi_add_handle(handle, easy.handle)
         guard code == CURLM_OK else { throw Self.failure(code, "starting a request") }

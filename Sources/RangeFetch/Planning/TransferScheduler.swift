@@ -47,6 +47,8 @@ struct TransferScheduler: Sendable {
     private var rates: [Int: RequestRate] = [:]
     /// Whether replacing slow requests pays on this server.
     private(set) var replacements = ReplacementJudge()
+    /// What cuts may waste, and what they wasted.
+    private(set) var cutWaste = CutWaste()
     /// The best aggregate rate per streaming connection seen so far, bytes per second.
     private(set) var bestRatePerConnection: Double = 0
     /// The same over whole speed horizons; 0 until the download has run one.
@@ -114,6 +116,9 @@ struct TransferScheduler: Sendable {
     /// The server pushed back; see ``ConnectionPolicy/pushback()``.
     mutating func notePushback() { connections.pushback() }
 
+    /// A cut request stopped at its cut with `bytes` already sent past it (see ``CutWaste``).
+    mutating func noteCutStopped(aheadOfCut bytes: Int64) { cutWaste.observe(aheadOfCut: bytes) }
+
     /// Whether a finished request's connection saw packets arrive out of order.
     private(set) var pathLosesPackets = false
 
@@ -138,9 +143,11 @@ struct TransferScheduler: Sendable {
             ReplacementJudge.Request(startOffset: segment.outstanding.lower - transfer.receivedBytes, transfer: transfer)
         }, waiting: idle.map(\.outstanding.lower))
         if replacements.isFutile { connections.serverSetsThePace() }
+        let remaining = segments.reduce(0) { $0 + $1.outstanding.count }
+        cutWaste.start(remaining: remaining)
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
                             setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes },
-                            remainingBytes: segments.reduce(0) { $0 + $1.outstanding.count },
+                            remainingBytes: remaining,
                             established: busy.filter { $0.1.receivedBytes >= ConnectionPolicy.establishedBytes }.count)
 
         var actions: [SchedulerAction] = []
@@ -159,6 +166,7 @@ struct TransferScheduler: Sendable {
             // A takeover cancels the victim's request, so it costs no connection.
             if offset != candidates[index].segment.outstanding.lower {
                 free -= 1
+                cutWaste.book(cutting: candidates[index].segment.outstanding, at: offset)
             } else {
                 replacing(candidates[index].transfer, from: offset, now: now)
             }
@@ -372,8 +380,8 @@ struct TransferScheduler: Sendable {
             let speed = expectedRate(candidate.transfer, now: now)
             let finish = speed.map { $0 > 0 ? Double(rest.count) / $0 : .infinity } ?? 0
             guard let offset = splitPoint(rest, victimRate: speed, freshRate: fresh) else { continue }
-            // A takeover only while replacements pay.
-            if offset == rest.lower && !mayReplace(candidate.transfer, now: now) { continue }
+            // A takeover only while replacements pay; a cut only while the waste budget lasts.
+            if offset == rest.lower ? !mayReplace(candidate.transfer, now: now) : !cutWaste.allows(cutting: rest, at: offset) { continue }
             if best == nil || finish > best!.finish { best = (index, offset, finish) }
         }
         return best.map { ($0.index, $0.offset) }

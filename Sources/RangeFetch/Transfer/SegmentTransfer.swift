@@ -27,6 +27,11 @@ final class SegmentTransfer {
     private(set) var failure: (error: DownloadError, isFatal: Bool)?
     /// The segment's end moved below what was asked (work stealing) and has been reached.
     private(set) var stoppedAtSegmentEnd = false
+    /// Bytes the server had sent past the segment's end when the request stopped there: those
+    /// of the last chunk and those waiting unread on its connection (``unreadOnConnection``).
+    private(set) var aheadOfSegmentEnd: Int64 = 0
+    /// Reads the bytes waiting unread on this request's connection (set by the engine).
+    var unreadOnConnection: (() -> Int64?)?
     /// The server sent more bytes than the range it announced.
     private(set) var overlong = false
     /// Whether a body the server encodes unasked is held to ``DecodedSizeLimit`` (a plain request
@@ -153,6 +158,7 @@ final class SegmentTransfer {
             // Past the segment's end: either a stolen tail (expected) or an overlong body.
             if let requested, segment.state.range.upper < requested.upper {
                 stoppedAtSegmentEnd = true
+                aheadOfSegmentEnd = Int64(bytes.count - usable) + (unreadOnConnection?() ?? 0)
             } else {
                 overlong = true
             }

@@ -266,6 +266,7 @@ final class TransferEngine: CurlLoopClient {
             throw error
         }
         transfer.sourceID = id
+        transfer.unreadOnConnection = { [loop, easy = transfer.easy] in loop.unreadBytes(of: easy) }
         transfer.pieces = configuration.pieces
         transfer.configure(configuration.request, ifRange: source.ifRangeValidator,
                            connectionLifetime: requested.flatMap { scheduler.connectionLifetimeSeconds(requestBytes: $0.count) },
@@ -333,6 +334,7 @@ final class TransferEngine: CurlLoopClient {
     private func complete(_ transfer: SegmentTransfer, result: CURLcode, sawLoss: Bool?, now: Double) throws(DownloadError) {
         let segment = transfer.segment
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
+        if transfer.stoppedAtSegmentEnd { scheduler.noteCutStopped(aheadOfCut: transfer.aheadOfSegmentEnd) }
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
         segment.transfer = nil
         if transfer.head.status != 0 { transfer.validateHead() }

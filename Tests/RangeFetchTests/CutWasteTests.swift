@@ -1,0 +1,51 @@
+import Testing
+@testable import RangeFetch
+
+/// ``CutWaste`` as a table: cuts of a download with 64 MiB left (a budget of 6.4 MiB), some
+/// after cut requests were seen stopping with bytes ahead; which cuts the budget allows.
+struct CutWasteTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var name: String
+        var remaining: Int64 = 64 << 20
+        /// Bytes seen ahead of earlier cuts, in order.
+        var seenAhead: [Int64] = []
+        /// Tails (bytes after the cut) asked for in order.
+        var tails: [Int64]
+        /// Whether each was allowed.
+        var allowed: [Bool]
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "before any cut stopped, a tail counts whole: three of 2 MiB fit, the fourth not",
+             tails: [2 << 20, 2 << 20, 2 << 20, 2 << 20], allowed: [true, true, true, false]),
+        Case(name: "cuts that stopped 64 KiB ahead cost 128 KiB each: many 2 MiB tails fit",
+             seenAhead: [64 << 10], tails: Array(repeating: 2 << 20, count: 40), allowed: Array(repeating: true, count: 40)),
+        Case(name: "the most seen ahead counts, not the latest", seenAhead: [3 << 20, 1 << 10],
+             tails: [8 << 20, 8 << 20], allowed: [true, false]),
+        Case(name: "a tail shorter than twice what was seen costs the tail", seenAhead: [4 << 20],
+             tails: [1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20, 1 << 20],
+             allowed: [true, true, true, true, true, true, false]),
+        Case(name: "a small download has the 1 MiB floor", remaining: 2 << 20,
+             tails: [512 << 10, 512 << 10, 512 << 10], allowed: [true, true, false]),
+        Case(name: "nothing seen ahead (a slow WAN): cuts are free", seenAhead: [0],
+             tails: Array(repeating: 32 << 20, count: 8), allowed: Array(repeating: true, count: 8)),
+    ]
+
+    @Test(arguments: cases)
+    func cutsSpendTheBudget(_ test: Case) {
+        var waste = CutWaste()
+        waste.start(remaining: test.remaining)
+        // A second start (a later decision) does not move the budget.
+        waste.start(remaining: 1)
+        for bytes in test.seenAhead { waste.observe(aheadOfCut: bytes) }
+        var allowed: [Bool] = []
+        for tail in test.tails {
+            let rest = ByteRange(0, 100 << 20), offset = rest.upper - tail
+            let ok = waste.allows(cutting: rest, at: offset)
+            if ok { waste.book(cutting: rest, at: offset) }
+            allowed.append(ok)
+        }
+        #expect(allowed == test.allowed)
+    }
+}
