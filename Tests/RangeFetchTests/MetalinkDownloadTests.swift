@@ -79,18 +79,29 @@ final class MetalinkDownloadTests {
 
     /// The most two servers may send for `size` bytes when a mirror, agreed while the download
     /// runs, corrupts one piece: the file, the bad piece again, the mirror's 4 KiB samples, and
-    /// for each range the mirror took (it joins by cutting running ranges in two) what was in
-    /// flight on the cut request when it reached its new end: the socket buffers, 128-320 KiB
-    /// measured here, allowed 512 KiB. Before mirrors joined mid-run this was 1.1 times the file.
-    static func servedBound(size: Int64, mirror: FaultServer.Stats) -> Int64 {
-        let ranges = Int64(mirror.log.filter { $0.status == 206 && $0.bytes > 4096 }.count)
-        return size + Int64(pieceBytes) + 8 * 4096 + ranges * (512 << 10)
+    /// for each request that was cut (the mirror joins by cutting running ranges in two, and free
+    /// connections cut the last ones) what was in flight on it when it reached its new end: the
+    /// socket buffers, 128-320 KiB measured here on a quiet machine, 500-800 KiB beside the rest
+    /// of the suite on a loaded one (a starved client leaves more queued): a piece's worth allowed. Before mirrors joined mid-run this was
+    /// 1.1 times the file; never more than 1.5 times (refetching the whole file would be twice).
+    static func servedBound(size: Int64, servers stats: [FaultServer.Stats]) -> Int64 {
+        min(size + Int64(pieceBytes) + 8 * 4096 + cutRequests(stats) * Int64(pieceBytes), size * 3 / 2)
+    }
+
+    /// Range requests (of either server) inside whose range a later request began: cut ones.
+    static func cutRequests(_ stats: [FaultServer.Stats]) -> Int64 {
+        let ranges = stats.flatMap(\.log).filter { $0.status == 206 && $0.bytes > 4096 }.compactMap { entry -> (Int64, Int64)? in
+            guard let text = entry.range, text.hasPrefix("bytes=") else { return nil }
+            let bounds = text.dropFirst(6).split(separator: "-").compactMap { Int64($0) }
+            return bounds.count == 2 ? (bounds[0], bounds[1]) : nil
+        }
+        return Int64(ranges.filter { range in ranges.contains { $0.0 > range.0 && $0.0 <= range.1 } }.count)
     }
 
     /// The issue's case: 16 MiB in 1 MiB pieces over two sources, the mirror corrupting one range
     /// after passing its samples. The file is exact, the mirror is named, and only its bad piece
     /// came twice: the servers sent the file, that piece again, and for each range the mirror
-    /// took (see ``servedBound(size:mirror:)``) at most the bytes in flight when it was cut.
+    /// took (see ``servedBound(size:servers:)``) at most the bytes in flight when it was cut.
     @Test func aCorruptingMirrorsBadPieceIsFetchedAgainAndItIsBlamed() throws {
         let (servers, size, meta, lying) = try corruptingMirror("p.bin")
         defer { servers.forEach { $0.stop() } }
@@ -103,8 +114,8 @@ final class MetalinkDownloadTests {
         #expect(result.stderr.contains("\(lying): piece ") && result.stderr.contains("does not match the metalink's piece digest"),
                 "\(result.stderr)")
         let served = stats.reduce(0) { $0 + $1.body_bytes }
-        #expect(served <= Self.servedBound(size: size, mirror: stats[1]),
-                "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(result.stderr)")
+        #expect(served <= Self.servedBound(size: size, servers: stats),
+                "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(stats.map { $0.log.map { "\($0.status) \($0.range ?? "") \($0.bytes)" } }) \(result.stderr)")
         #expect(!out.exists("p.bin.part") && !out.exists("p.bin.part.rfjournal"))
     }
 
@@ -145,7 +156,7 @@ final class MetalinkDownloadTests {
         #expect(stats[0].log.contains(where: refetched),
                 "the honest server was not asked for bytes \(bad)-: \(stats[0].log.map(\.range))")
         let served = stats.reduce(0) { $0 + $1.body_bytes }
-        #expect(served <= Self.servedBound(size: size, mirror: stats[1]), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(stats.map { $0.log.map { "\($0.status) \($0.range ?? "") \($0.bytes)" } })")
+        #expect(served <= Self.servedBound(size: size, servers: stats), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(stats.map { $0.log.map { "\($0.status) \($0.range ?? "") \($0.bytes)" } })")
     }
 
     /// A piece no single response delivers whole (a segment boundary cuts it) is left to the
