@@ -30,29 +30,39 @@ struct SourceTests {
     @Test func anExpiredTargetIsResolvedAgainThenTheFreshTargetIsUsed() {
         var source = Source(remote: Self.remote())
         #expect(source.requestURL == Self.signed)
-        let refusal1 = source.refused(url: Self.signed, status: 403, body: "")
+        let refusal1 = source.refused(url: Self.signed, redirected: false, status: 403, body: "")
         #expect(refusal1 == .reResolve)
         #expect(source.requestURL == Self.user)
         // A request already under way to the old target fails too: it retries where we are now.
-        let refusal2 = source.refused(url: "https://cdn.example/model.bin?sig=0", status: 403, body: "")
+        let refusal2 = source.refused(url: "https://cdn.example/model.bin?sig=0", redirected: false, status: 403, body: "")
         #expect(refusal2 == .retry)
         source.answered(url: Self.user, effectiveURL: "https://cdn.example/model.bin?sig=2")
         #expect(source.requestURL == "https://cdn.example/model.bin?sig=2")
         #expect(source.resolutions == 1)
     }
 
-    @Test func aRefusalOfAFreshlyResolvedRequestIsFinal() {
+    /// A fresh target that refuses too (a short-lived signature lapsed on the way, or a revoked
+    /// link) is asked again within the bound; the user's URL refusing without a redirect is final.
+    @Test func aFreshlyResolvedTargetThatRefusesIsAskedAgainWithinTheBound() {
         var source = Source(remote: Self.remote())
-        let refusal1 = source.refused(url: Self.signed, status: 403, body: "")
+        let refusal1 = source.refused(url: Self.signed, redirected: false, status: 403, body: "")
         #expect(refusal1 == .reResolve)
-        let refusal2 = source.refused(url: Self.user, status: 403, body: "")
-        #expect(refusal2 == .fatal)
+        for _ in 1..<Source.maximumResolutionsWithoutProgress {
+            let again = source.refused(url: Self.user, redirected: true, status: 403, body: "")
+            #expect(again == .reResolve)
+        }
+        let last = source.refused(url: Self.user, redirected: true, status: 403, body: "")
+        #expect(last == .fatal)
+        var hub = Source(remote: Self.remote())
+        _ = hub.refused(url: Self.signed, redirected: false, status: 403, body: "")
+        let own = hub.refused(url: Self.user, redirected: false, status: 403, body: "")
+        #expect(own == .fatal)
     }
 
     @Test func theUsersOwnURLRefusingIsFinal() {
         var source = Source(remote: Self.remote(redirectedTo: nil))
         #expect(!source.isRedirected)
-        let refusal1 = source.refused(url: Self.user, status: 403, body: "")
+        let refusal1 = source.refused(url: Self.user, redirected: false, status: 403, body: "")
         #expect(refusal1 == .fatal)
     }
 
@@ -75,17 +85,17 @@ struct SourceTests {
         for round in 0..<Source.maximumResolutionsWithoutProgress {
             let target = "https://cdn.example/model.bin?sig=\(round + 10)"
             if round > 0 { source.answered(url: Self.user, effectiveURL: target) }
-            let refusal1 = source.refused(url: source.requestURL, status: 403, body: "")
+            let refusal1 = source.refused(url: source.requestURL, redirected: false, status: 403, body: "")
             #expect(refusal1 == .reResolve)
         }
         source.answered(url: Self.user, effectiveURL: "https://cdn.example/model.bin?sig=99")
-        let refusal2 = source.refused(url: source.requestURL, status: 403, body: "")
+        let refusal2 = source.refused(url: source.requestURL, redirected: false, status: 403, body: "")
         #expect(refusal2 == .fatal)
         var progressing = Source(remote: Self.remote())
         for round in 0..<(2 * Source.maximumResolutionsWithoutProgress) {
             progressing.answered(url: Self.user, effectiveURL: "https://cdn.example/model.bin?sig=\(round + 10)")
             progressing.progressed()
-            let refusal3 = progressing.refused(url: progressing.requestURL, status: 403, body: "")
+            let refusal3 = progressing.refused(url: progressing.requestURL, redirected: false, status: 403, body: "")
             #expect(refusal3 == .reResolve)
         }
     }

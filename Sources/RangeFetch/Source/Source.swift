@@ -10,9 +10,10 @@
 /// the token expired) the next request goes to the user's URL again, and its redirect is followed
 /// anew (aria2 does the same); once that request is answered, later ones go straight to the fresh
 /// target. Responses from the fresh target pass the same checks as any (size, validators), so
-/// another file behind it is caught as a changed file. Re-resolving is bounded: a refusal of a
-/// request that was itself freshly resolved is final, and so are more than
-/// ``maximumResolutionsWithoutProgress`` in a row without a byte arriving in between.
+/// another file behind it is caught as a changed file. Re-resolving is bounded: a refusal by the
+/// user's URL itself is final, and so are more than ``maximumResolutionsWithoutProgress`` in a
+/// row without a byte arriving in between (a freshly resolved target that refuses too, as a
+/// revoked link's does, is asked again only that often).
 ///
 /// **Origins that disagree.** Two origins behind one balancer may give the same bytes different
 /// strong ETags. When a response's ETag differs from the probe's while the size and
@@ -67,12 +68,21 @@ struct Source: Sendable, Equatable {
         case fatal
     }
 
-    /// A request to `url` was refused with `status` (its body, if any, in `body`).
-    mutating func refused(url: String, status: Int, body: String) -> Refusal {
+    /// A request to `url` was refused with `status` (its body, if any, in `body`); `redirected`:
+    /// the refusal came from where `url` redirected to.
+    mutating func refused(url: String, redirected: Bool, status: Int, body: String) -> Refusal {
         guard Self.mayMeanExpiredSignature(status: status, body: body) else { return .fatal }
-        // The user's own URL refused us (no redirect involved), or a target it had just
-        // resolved to did: a fresh signature would be refused the same way.
-        if url == userURL || resolutionsWithoutProgress >= Self.maximumResolutionsWithoutProgress { return .fatal }
+        if resolutionsWithoutProgress >= Self.maximumResolutionsWithoutProgress { return .fatal }
+        if url == userURL {
+            // The user's own URL refused us (no redirect involved): a fresh signature would be
+            // refused the same way.
+            guard redirected else { return .fatal }
+            // A target it had just resolved to did: a short-lived signature may have lapsed on
+            // the way (0.15 s ones did on a loaded machine), so it is asked again, within the bound.
+            resolutions += 1
+            resolutionsWithoutProgress += 1
+            return .reResolve
+        }
         if url != requestURL { return .retry }
         requestURL = userURL
         resolutions += 1

@@ -138,7 +138,8 @@ final class EngineSources {
     func refused(_ transfer: SegmentTransfer, status: Int, error: DownloadError) -> (retry: Bool, drop: SourceID?, error: DownloadError) {
         let said = transfer.errorSummary.map { ", server said \($0)" } ?? ""
         let id = transfer.sourceID
-        switch sourceSet[source: id].refused(url: transfer.url, status: status, body: transfer.errorText) {
+        switch sourceSet[source: id].refused(url: transfer.url, redirected: transfer.effectiveURL.map { $0 != transfer.url } ?? false,
+                                             status: status, body: transfer.errorText) {
         case .reResolve:
             report(.warning(.reResolvingRedirect(url: Redaction.url(sourceSet[source: id].userURL), status: status,
                                                  serverSaid: transfer.errorSummary)))
