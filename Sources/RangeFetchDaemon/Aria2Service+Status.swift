@@ -22,7 +22,11 @@ extension Aria2Service {
 
     func list(_ list: [String], keys: [String]?) -> JSON {
         let wanted = StatusKeys(keys)
-        return .array(list.compactMap { records[$0] }.map { status($0, keys: wanted) })
+        let listed = list.compactMap { records[$0] }
+        // One look at the queue for the whole page, not one per entry and URI: its lock is the
+        // one every running download reports progress under.
+        let entries = queue.entries(listed.compactMap(\.id))
+        return .array(listed.map { status($0, keys: wanted, entry: $0.id.flatMap { entries[$0] }) })
     }
 
     /// aria2's paging: `offset` from the start, or from the end when negative (then in reverse).
@@ -47,10 +51,12 @@ extension Aria2Service {
         func contains(_ key: String) -> Bool { wanted?.contains(key) ?? true }
     }
 
-    func status(_ record: Record, keys: [String]?) -> JSON { status(record, keys: StatusKeys(keys)) }
+    func status(_ record: Record, keys: [String]?) -> JSON {
+        status(record, keys: StatusKeys(keys), entry: record.id.flatMap { queue.entry($0) })
+    }
 
-    func status(_ record: Record, keys: StatusKeys) -> JSON {
-        let entry = record.id.flatMap { queue.entry($0) }
+    /// `record`'s status, with its queue entry as it stands (`nil` once it left the queue).
+    func status(_ record: Record, keys: StatusKeys, entry: QueueEntry?) -> JSON {
         let ended = record.ended
         var fields: [String: JSON] = [:]
         func put(_ key: String, _ value: @autoclosure () -> JSON) {
@@ -87,15 +93,16 @@ extension Aria2Service {
         }
     }
 
-    func files(_ record: Record, entry: QueueEntry? = nil) -> JSON {
-        let entry = entry ?? record.id.flatMap { queue.entry($0) }
+    func files(_ record: Record) -> JSON { files(record, entry: record.id.flatMap { queue.entry($0) }) }
+
+    func files(_ record: Record, entry: QueueEntry?) -> JSON {
         let path = entry?.path ?? record.ended?.path ?? record.options["out"].map { record.directory + "/" + $0 } ?? ""
         let length = entry?.totalBytes ?? record.ended?.length ?? 0
         let completed = entry?.receivedBytes ?? (record.ended?.status == "complete" ? length : 0)
         return .array([[
             "index": .string("1"), "path": .string(path), "length": .count(length),
             "completedLength": .count(completed), "selected": .string("true"),
-            "uris": uris(record),
+            "uris": uris(record, active: entry?.status == .active),
         ].json])
     }
 
@@ -104,8 +111,10 @@ extension Aria2Service {
 
     func isActive(_ record: Record) -> Bool { record.id.map { queue.status($0) == .active } ?? false }
 
-    func uris(_ record: Record) -> JSON {
-        record.uris.map { Self.uri($0, used: isActive(record)) }.json
+    func uris(_ record: Record) -> JSON { uris(record, active: isActive(record)) }
+
+    func uris(_ record: Record, active: Bool) -> JSON {
+        record.uris.map { Self.uri($0, used: active) }.json
     }
 
     /// The servers of a running download: its URIs with the download's speed (one file).

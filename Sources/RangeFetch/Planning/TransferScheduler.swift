@@ -25,6 +25,9 @@ import Glibc
 ///   ``Tuning/slowForSeconds`` has its rest taken over by a fresh connection, while replacements
 ///   pay: a ``ReplacementJudge`` holds each to beating what it replaced, and once they do not (the
 ///   server, not the connection, sets the pace), only silent requests are replaced.
+/// - **Waste**: a cut of a busy request spends a ``CutWaste`` budget (its server may have sent
+///   the tail already); a request slow since its start is spared while it may be in the server's
+///   slow head (``SlowHeads``).
 /// - **Recycling**: on short links that lose packets, a connection older than
 ///   ``Tuning/connectionLifetimeSeconds`` is not given another range; a fresh one is opened for it. On a lossy link a long-lived connection
 ///   settles at the small window its losses allow, while a new one's slow start carries it well
@@ -49,6 +52,8 @@ struct TransferScheduler: Sendable {
     private(set) var replacements = ReplacementJudge()
     /// What cuts may waste, and what they wasted.
     private(set) var cutWaste = CutWaste()
+    /// How long requests are slow at their start on this server.
+    var slowHeads = SlowHeads()
     /// The best aggregate rate per streaming connection seen so far, bytes per second.
     private(set) var bestRatePerConnection: Double = 0
     /// The same over whole speed horizons; 0 until the download has run one.
@@ -70,33 +75,6 @@ struct TransferScheduler: Sendable {
     /// round trip, whatever the machine's load): what sizes ``ConnectionPolicy``'s windows.
     private var fastestSetupSeconds: Double?
     private var aggregateSample: (time: Double, bytes: Int64)?
-
-    private struct RequestRate: Sendable {
-        var sample: (time: Double, bytes: Int64)
-        /// Bytes per second over the recent windows; `nil` until a window has passed.
-        var bytesPerSecond: Double?
-        var sawFirstByte = false
-        var firstByteTime = 0.0
-        var startedAt = 0.0
-        /// When and with how many bytes the request was last seen busy.
-        var lastSeen: (time: Double, bytes: Int64) = (0, 0)
-        var slowSince: Double?
-        /// The request's rate over the last one to two speed horizons (since its first byte
-        /// while it is younger).
-        var horizon: HorizonRate
-        var horizonBytesPerSecond: Double?
-        /// When the request last delivered bytes.
-        var lastProgress = 0.0
-        /// No byte for ``Tuning/silenceHorizons`` horizons.
-        var silentTooLong = false
-
-        /// The better of the recent and the horizon rate (a quiet spell between a server's
-        /// bursts is not slowness), unless the request has been silent for longer than a burst
-        /// period; `nil` until a sample window has passed.
-        var speed: Double? {
-            bytesPerSecond.map { silentTooLong ? $0 : max($0, horizonBytesPerSecond ?? 0) }
-        }
-    }
 
     init(connections: ConnectionPolicy, splittable: Bool, tuning: Tuning = Tuning()) {
         self.connections = connections
@@ -142,7 +120,7 @@ struct TransferScheduler: Sendable {
         replacements.observe(now: now, requests: busy.map { segment, transfer in
             ReplacementJudge.Request(startOffset: segment.outstanding.lower - transfer.receivedBytes, transfer: transfer)
         }, waiting: idle.map(\.outstanding.lower))
-        if replacements.isFutile { connections.serverSetsThePace() }
+        if replacements.isFutile || slowHeads.areTheServers { connections.serverSetsThePace() }
         let remaining = segments.reduce(0) { $0 + $1.outstanding.count }
         cutWaste.start(remaining: remaining)
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
@@ -308,6 +286,16 @@ struct TransferScheduler: Sendable {
             guard var rate = rates[transfer.id] else { continue }
             // Silent for longer than a burst period is slow whatever the yardstick: alone (`-n 1`)
             // a stalled request is its own pace setter, and never slower than itself.
+            if isJudged(transfer, now: now), let speed = rate.speed {
+                if let first = rate.firstSpeed {
+                    if !rate.leftHead && slowHeads.isExit(from: first, to: speed) {
+                        rate.leftHead = true
+                        slowHeads.recovered(atAge: now - transfer.startedAt, setupSeconds: fastestSetupSeconds ?? setup)
+                    }
+                } else if speed > 0 {
+                    rate.firstSpeed = speed
+                }
+            }
             if isJudged(transfer, now: now), let speed = rate.speed,
                speed < tuning.slowFraction * yardstick || (rate.sawFirstByte && rate.silentTooLong) {
                 rate.slowSince = rate.slowSince ?? now
@@ -358,13 +346,20 @@ struct TransferScheduler: Sendable {
     /// The speed to plan a request's rest with: measured once judged, else the yardstick;
     /// `nil` while nothing at all is known.
     private func expectedRate(_ transfer: SchedulerTransfer, now: Double) -> Double? {
-        if isJudged(transfer, now: now), let measured = rates[transfer.id]?.speed { return measured }
+        if isJudged(transfer, now: now), !isInSlowHead(transfer, now: now), let measured = rates[transfer.id]?.speed { return measured }
         return yardstickRate > 0 ? yardstickRate : nil
     }
 
     private func isPersistentlySlow(_ transfer: SchedulerTransfer, now: Double) -> Bool {
-        guard tuning.replacesSlowConnections, let since = rates[transfer.id]?.slowSince else { return false }
+        guard tuning.replacesSlowConnections, let since = rates[transfer.id]?.slowSince,
+              !isInSlowHead(transfer, now: now) else { return false }
         return now - since >= max(tuning.slowForSeconds, tuning.slowForSetupTimes * setup)
+    }
+
+    /// Not out of a slow head yet, not silent, and young enough to be in this server's head.
+    private func isInSlowHead(_ transfer: SchedulerTransfer, now: Double) -> Bool {
+        guard let rate = rates[transfer.id], !rate.leftHead, !rate.silentTooLong else { return false }
+        return slowHeads.spares(age: now - transfer.startedAt)
     }
 
     // MARK: Splitting

@@ -176,6 +176,16 @@ public final class DownloadQueue: Sendable {
         state.withLock { state in Self.entry(id, in: state) }
     }
 
+    /// The entries of `ids` still in the queue, as they stand, read together.
+    public func entries(_ ids: [DownloadID]) -> [DownloadID: QueueEntry] {
+        state.withLock { state in
+            var found: [DownloadID: QueueEntry] = [:]
+            found.reserveCapacity(ids.count)
+            for id in ids { found[id] = Self.entry(id, in: state) }
+            return found
+        }
+    }
+
     /// The downloads whose status is one of `statuses`, in queue order (ids only, no URL redacted).
     public func ids(_ statuses: QueueStatus...) -> [DownloadID] {
         state.withLock { state in state.book.order.filter { id in state.book.status(id).map { statuses.contains($0) } ?? false } }

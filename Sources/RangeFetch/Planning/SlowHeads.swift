@@ -1,0 +1,53 @@
+/// How long requests to this server go slowly at their start before they go at full pace: a
+/// slow head (an HTTP/2 server that begins every stream with tiny frames and PINGs, a backend
+/// warming up, TCP's slow start on a long link). A request leaves its head when its speed reaches
+/// ``exitFactor`` times its first measured speed; the age at which requests did is learnt. A
+/// request not out of its head yet is not replaced while it is younger than ``graceFactor``
+/// times the longest head seen: its replacement would start over in the same head, and the bytes
+/// the server sends the moment the head ends would be served twice (against issue 33's h2
+/// server, two takeovers a run at 46-64 KiB into 4 MiB requests: 1.2-1.35x the file served).
+/// A pure rule, tested as a table.
+///
+/// | seen                                   | a request still in its head, age `a` |
+/// |----------------------------------------|--------------------------------------|
+/// | no request left a head yet             | judged as any                        |
+/// | the longest head ended at age `L`      | spared while `a < 1.5 L`             |
+/// | a head longer than ``capSeconds``      | counted as ``capSeconds``            |
+///
+/// On a server without a slow head, requests go at full pace from their first measure: none is
+/// spared, and a trickling one is replaced as soon as before. A silent one never is spared.
+///
+/// Heads of at least ``serverHeadSetupTimes`` set-up times, seen twice, are the server's own (TCP's
+/// slow start lasts a few round trips; issue 33's h2 server's heads last about 50 set-up times):
+/// every new connection pays one, so `-n auto` stops adding connections.
+struct SlowHeads: Sendable, Equatable {
+    /// A request leaves its head when its speed reaches this many times its first one.
+    var exitFactor = 8.0
+    /// A request still in its head is spared this many times the longest head seen.
+    var graceFactor = 1.5
+    /// Heads longer than this (seconds) count as this long: a stall is no head.
+    var capSeconds = 2.0
+    /// Heads this many set-up times long are the server's own.
+    var serverHeadSetupTimes = 25.0
+    /// The longest slow start seen to end, seconds; `nil` before one.
+    private(set) var longestSeconds: Double?
+    /// Heads seen to end at least ``serverHeadSetupTimes`` set-up times long (see ``recovered(atAge:setupSeconds:)``).
+    private(set) var serverHeads = 0
+
+    /// Whether going from `first` to `speed` (bytes per second) leaves a head.
+    func isExit(from first: Double, to speed: Double) -> Bool { first > 0 && speed >= exitFactor * first }
+
+    /// A request left its head at `age` seconds, on a path whose set-up takes `setupSeconds`.
+    mutating func recovered(atAge age: Double, setupSeconds: Double) {
+        longestSeconds = min(capSeconds, max(longestSeconds ?? 0, age))
+        if age >= serverHeadSetupTimes * setupSeconds { serverHeads += 1 }
+    }
+
+    /// Heads long enough, and seen often enough, to be the server's own.
+    var areTheServers: Bool { serverHeads >= 2 }
+
+    /// Whether a request still in its head, `age` seconds old, is spared.
+    func spares(age: Double) -> Bool {
+        longestSeconds.map { age < graceFactor * $0 } ?? false
+    }
+}
