@@ -3,6 +3,8 @@
 #include <stddef.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <pthread.h>
@@ -22,7 +24,8 @@ long long ccurl_tcp_out_of_order_packets(int fd) {
 struct ccurl_sockets {
     long count;
     /// Open sockets as fd + 1 (0: a free slot); written and read on the thread driving the
-    /// multi handle only. Sockets beyond the slots are counted but not listed.
+    /// multi handle, or by whoever cleans it up (then alone). Sockets beyond the slots are
+    /// counted but not listed (their unread bytes are unknown).
     int slots[CCURL_SOCKET_SLOTS];
 };
 
@@ -73,24 +76,37 @@ long ccurl_sockets_count(const ccurl_sockets *sockets) {
     return __atomic_load_n(&sockets->count, __ATOMIC_RELAXED);
 }
 
-static long ccurl_port_of(const struct sockaddr_storage *address) {
-    if (address->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)address)->sin_port);
-    if (address->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
-    return -1;
+/// Whether `address` is `ip` (as libcurl writes it; not compared when NULL) and `port`.
+static int ccurl_address_is(const struct sockaddr_storage *address, const char *ip, long port) {
+    char text[INET6_ADDRSTRLEN] = "";
+    long found = -1;
+    if (address->ss_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)address;
+        inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+        found = ntohs(v4->sin_port);
+    } else if (address->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)address;
+        inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+        found = ntohs(v6->sin6_port);
+    }
+    return found == port && (ip == NULL || strcmp(text, ip) == 0);
 }
 
 long long ccurl_easy_unread_bytes(CURL *handle, const ccurl_sockets *sockets) {
     long local = -1, remote = -1;
+    char *local_ip = NULL, *remote_ip = NULL;
     if (curl_easy_getinfo(handle, CURLINFO_LOCAL_PORT, &local) != CURLE_OK || local <= 0) return -1;
     if (curl_easy_getinfo(handle, CURLINFO_PRIMARY_PORT, &remote) != CURLE_OK || remote <= 0) return -1;
+    if (curl_easy_getinfo(handle, CURLINFO_LOCAL_IP, &local_ip) != CURLE_OK) local_ip = NULL;
+    if (curl_easy_getinfo(handle, CURLINFO_PRIMARY_IP, &remote_ip) != CURLE_OK) remote_ip = NULL;
     for (int i = 0; i < CCURL_SOCKET_SLOTS; i++) {
         int fd = sockets->slots[i] - 1;
         if (fd < 0) continue;
         struct sockaddr_storage address;
         socklen_t length = sizeof address;
-        if (getsockname(fd, (struct sockaddr *)&address, &length) != 0 || ccurl_port_of(&address) != local) continue;
+        if (getsockname(fd, (struct sockaddr *)&address, &length) != 0 || !ccurl_address_is(&address, local_ip, local)) continue;
         length = sizeof address;
-        if (getpeername(fd, (struct sockaddr *)&address, &length) != 0 || ccurl_port_of(&address) != remote) continue;
+        if (getpeername(fd, (struct sockaddr *)&address, &length) != 0 || !ccurl_address_is(&address, remote_ip, remote)) continue;
         int unread = 0;
         return ioctl(fd, FIONREAD, &unread) == 0 ? unread : -1;
     }

@@ -9,6 +9,8 @@ struct CutWasteTests {
         var remaining: Int64 = 64 << 20
         /// Bytes seen ahead of earlier cuts, in order.
         var seenAhead: [Int64] = []
+        /// Bytes each cut request had on the wire.
+        var onTheWire: Int64 = 0
         /// Tails (bytes after the cut) asked for in order.
         var tails: [Int64]
         /// Whether each was allowed.
@@ -17,7 +19,7 @@ struct CutWasteTests {
     }
 
     static let cases: [Case] = [
-        Case(name: "before any cut stopped, a tail counts whole: three of 2 MiB fit, the fourth not",
+        Case(name: "before any cut request stopped, a tail counts whole: three of 2 MiB fit, the fourth not",
              tails: [2 << 20, 2 << 20, 2 << 20, 2 << 20], allowed: [true, true, true, false]),
         Case(name: "cuts that stopped 64 KiB ahead cost 128 KiB each: many 2 MiB tails fit",
              seenAhead: [64 << 10], tails: Array(repeating: 2 << 20, count: 40), allowed: Array(repeating: true, count: 40)),
@@ -28,8 +30,8 @@ struct CutWasteTests {
              allowed: [true, true, true, true, true, true, false]),
         Case(name: "a small download has the 1 MiB floor", remaining: 2 << 20,
              tails: [512 << 10, 512 << 10, 512 << 10], allowed: [true, true, false]),
-        Case(name: "nothing seen ahead (a slow WAN): cuts are free", seenAhead: [0],
-             tails: Array(repeating: 32 << 20, count: 8), allowed: Array(repeating: true, count: 8)),
+        Case(name: "nothing seen ahead, 1 MiB on the wire (a WAN): 32 MiB tails cost 1 MiB each",
+             seenAhead: [0], onTheWire: 1 << 20, tails: Array(repeating: 32 << 20, count: 7), allowed: [true, true, true, true, true, true, false]),
     ]
 
     @Test(arguments: cases)
@@ -41,11 +43,26 @@ struct CutWasteTests {
         for bytes in test.seenAhead { waste.observe(aheadOfCut: bytes) }
         var allowed: [Bool] = []
         for tail in test.tails {
-            let rest = ByteRange(0, 100 << 20), offset = rest.upper - tail
-            let ok = waste.allows(cutting: rest, at: offset)
-            if ok { waste.book(cutting: rest, at: offset) }
+            let cut = CutWaste.Cut(tail: tail, onTheWire: test.onTheWire)
+            let ok = waste.allows(cut)
+            if ok { waste.made(cut) }
             allowed.append(ok)
         }
         #expect(allowed == test.allowed)
+    }
+
+    /// The first cuts are counted whole; once a cut request is seen stopping with little past
+    /// its cut, they are counted again at that, and the budget has room again.
+    @Test func earlyCutsAreCountedAgainWithWhatIsLearnt() {
+        var waste = CutWaste()
+        waste.start(remaining: 64 << 20)
+        let tail = CutWaste.Cut(tail: 2 << 20, onTheWire: 0)
+        for _ in 0..<3 { waste.made(tail) }
+        #expect(!waste.allows(tail))
+        waste.observe(aheadOfCut: 100 << 10)
+        #expect(waste.booked == 3 * (200 << 10))
+        #expect(waste.allows(tail))
+        // Cuts proposed in the same round count too.
+        #expect(!waste.allows(tail, pending: 6 << 20))
     }
 }

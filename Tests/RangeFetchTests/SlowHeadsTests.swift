@@ -18,6 +18,8 @@ struct SlowHeadsTests {
         ([1.0, 0.9], 0.02, true),       // 50 set-up times, twice: issue 33's h2 server
         ([0.2, 0.2], 0.02, false),      // 10 set-up times: TCP's slow start on a 20 ms link
         ([0.2, 0.6, 0.2], 0.02, false), // one long one among short ones
+        ([0.1, 0.1], 0.001, false),     // 100 set-up times on a LAN, but a tenth of a second
+        ([5.0, 9.0], 0.02, false),      // longer than 2 s: stalls, not heads
     ] as [([Double], Double, Bool)])
     func longHeadsSeenTwiceAreTheServers(ages: [Double], setup: Double, servers: Bool) {
         var heads = SlowHeads()

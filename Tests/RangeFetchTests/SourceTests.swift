@@ -48,11 +48,18 @@ struct SourceTests {
         let refusal1 = source.refused(url: Self.signed, redirected: false, status: 403, body: "")
         #expect(refusal1 == .reResolve)
         for _ in 1..<Source.maximumResolutionsWithoutProgress {
-            let again = source.refused(url: Self.user, redirected: true, status: 403, body: "")
+            let again = source.refused(url: Self.user, redirected: true, round: source.resolutions, status: 403, body: "")
             #expect(again == .reResolve)
         }
-        let last = source.refused(url: Self.user, redirected: true, status: 403, body: "")
+        let last = source.refused(url: Self.user, redirected: true, round: source.resolutions, status: 403, body: "")
         #expect(last == .fatal)
+        // Requests of one round refused together count once: the others are retried.
+        var together = Source(remote: Self.remote())
+        _ = together.refused(url: Self.signed, redirected: false, round: 0, status: 403, body: "")
+        let first = together.refused(url: Self.user, redirected: true, round: 1, status: 403, body: "")
+        let second = together.refused(url: Self.user, redirected: true, round: 1, status: 403, body: "")
+        #expect(first == .reResolve && second == .retry)
+        #expect(together.resolutions == 2)
         var hub = Source(remote: Self.remote())
         _ = hub.refused(url: Self.signed, redirected: false, status: 403, body: "")
         let own = hub.refused(url: Self.user, redirected: false, status: 403, body: "")

@@ -192,6 +192,13 @@ final class CurlEasy {
         return socket
     }
 
+    /// Redirects the last request followed (`CURLINFO_REDIRECT_COUNT`).
+    var redirectCount: Int {
+        var count = 0
+        ccurl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &count)
+        return count
+    }
+
     /// The URL of the last request, after redirects.
     var effectiveURL: String? {
         var pointer: UnsafeMutablePointer<CChar>?

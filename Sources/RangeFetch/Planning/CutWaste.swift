@@ -1,21 +1,24 @@
 /// What cutting busy requests costs in bytes served twice, and how much of that a download may
 /// spend. A cut request still asks for its old end, and its server keeps sending until the request
-/// stops at the cut: whatever was sent ahead by then (socket buffers, HTTP/2's window) is served
-/// again to the request that took the tail over. On a loopback or LAN server that outruns its
-/// reader that is most of the tail (64 MiB in 16 requests over h2 at `-n 16`: 30-80 requests,
-/// 1.5-1.8x the file served), over a WAN about a round trip's worth. A pure rule, tested as a table.
+/// stops at the cut: whatever was sent ahead by then (socket buffers, HTTP/2's window, the bytes
+/// on the wire) is served again to the request that took the tail over. On a loopback or LAN
+/// server that outruns its reader that is most of the tail (64 MiB in 16 requests over h2 at
+/// `-n 16`: 30-80 requests, 1.5-1.8x the file served), over a WAN about a round trip's worth. A
+/// pure rule, tested as a table.
 ///
-/// | cut of a tail of `T` bytes           | expected waste                  |
-/// |--------------------------------------|---------------------------------|
-/// | no cut has stopped yet               | `T` (the server may send it all) |
-/// | after cuts stopped `A` bytes ahead   | `min(T, 2A)`, `A` the most seen  |
+/// | a cut of a tail of `T` bytes, its request at `v` B/s | expected waste       |
+/// |-------------------------------------------------------|----------------------|
+/// | no cut request seen stopping yet                      | `T` (all may be sent) |
+/// | cut requests seen stopping `A` bytes past their cut   | `min(T, max(2A, v × RTT))` |
 ///
-/// `A` is what reached our end unread; the server's socket holds about as much again when our
-/// end is full (on loopback, h2, 2 MiB tails: 0.5-1.0 MiB seen here, the whole 2 MiB served).
+/// `A` is the most seen waiting unread at our end; the server's socket holds about as much again
+/// when our end is full (on loopback, h2, 2 MiB tails: 0.5-1.0 MiB seen here, the whole 2 MiB
+/// served); `v × RTT` are the bytes on the wire. Every cut made is counted again with what is
+/// known now, so the first cuts' pessimistic guesses are corrected once a cut request stops.
 ///
-/// A cut is allowed while the expected waste of all cuts stays within the budget: a share of the
-/// bytes the download had left when it started, or a floor for small ones. Takeovers (a slow or
-/// stalled request cancelled) are not counted: little is in flight on a slow connection.
+/// A cut is allowed while the expected waste of all cuts made stays within the budget: a share
+/// of the bytes the download had left when it started, or a floor for small ones. Takeovers (a
+/// slow or stalled request cancelled) are not counted: little is in flight on a slow connection.
 struct CutWaste: Sendable, Equatable {
     /// Share of the download's bytes that cuts may waste.
     var budgetFraction = 0.1
@@ -23,30 +26,37 @@ struct CutWaste: Sendable, Equatable {
     var budgetFloor: Int64 = 1 << 20
     /// Bytes cuts may waste in all; `nil` until the download's size is known (``start(remaining:)``).
     private(set) var budget: Int64?
-    /// Expected waste of the cuts made so far.
-    private(set) var booked: Int64 = 0
-    /// The most bytes seen ahead of a cut when its request stopped there; `nil` before any.
+    /// The cuts made: each one's tail and the bytes its request had on the wire (`v × RTT`).
+    private(set) var cuts: [Cut] = []
+    /// The most bytes seen past a cut when its request stopped there; `nil` before any.
     private(set) var aheadBytes: Int64?
 
-    /// Sets the budget from the bytes the download has left at its first decision (once).
+    struct Cut: Sendable, Equatable {
+        var tail: Int64
+        var onTheWire: Int64
+    }
+
+    /// Sets the budget from the bytes the download has left when it starts (once).
     mutating func start(remaining: Int64) {
         if budget == nil { budget = max(budgetFloor, Int64(Double(remaining) * budgetFraction)) }
     }
 
-    /// Bytes a cut of `rest` at `offset` is expected to have served twice.
-    func expected(cutting rest: ByteRange, at offset: Int64) -> Int64 {
-        let tail = max(0, rest.upper - offset)
-        return min(tail, aheadBytes.map { 2 * $0 } ?? tail)
+    /// Bytes `cut` is expected to have served twice.
+    func expected(_ cut: Cut) -> Int64 {
+        let tail = max(0, cut.tail)
+        return min(tail, aheadBytes.map { max(2 * $0, cut.onTheWire) } ?? tail)
     }
 
-    /// Whether the budget has room for a cut of `rest` at `offset`.
-    func allows(cutting rest: ByteRange, at offset: Int64) -> Bool {
-        booked + expected(cutting: rest, at: offset) <= budget ?? .max
+    /// Expected waste of the cuts made so far.
+    var booked: Int64 { cuts.reduce(0) { $0 + expected($1) } }
+
+    /// Whether the budget has room for `cut` (beside `pending` ones proposed but not made yet).
+    func allows(_ cut: Cut, pending: Int64 = 0) -> Bool {
+        booked + pending + expected(cut) <= budget ?? .max
     }
 
-    mutating func book(cutting rest: ByteRange, at offset: Int64) {
-        booked += expected(cutting: rest, at: offset)
-    }
+    /// A cut was made.
+    mutating func made(_ cut: Cut) { cuts.append(cut) }
 
     /// A cut request stopped with `bytes` already sent past its cut (read with the last chunk or
     /// waiting unread on its connection).

@@ -17,9 +17,10 @@
 /// On a server without a slow head, requests go at full pace from their first measure: none is
 /// spared, and a trickling one is replaced as soon as before. A silent one never is spared.
 ///
-/// Heads of at least ``serverHeadSetupTimes`` set-up times, seen twice, are the server's own (TCP's
-/// slow start lasts a few round trips; issue 33's h2 server's heads last about 50 set-up times):
-/// every new connection pays one, so `-n auto` stops adding connections.
+/// Heads of at least ``serverHeadSetupTimes`` set-up times and ``serverHeadFloorSeconds`` (and at
+/// most ``capSeconds``), seen twice, are the server's own (TCP's slow start lasts a few round
+/// trips; issue 33's h2 server's heads last about 50 set-up times): every new connection pays
+/// one, so `-n auto` stops adding connections.
 struct SlowHeads: Sendable, Equatable {
     /// A request leaves its head when its speed reaches this many times its first one.
     var exitFactor = 8.0
@@ -27,8 +28,11 @@ struct SlowHeads: Sendable, Equatable {
     var graceFactor = 1.5
     /// Heads longer than this (seconds) count as this long: a stall is no head.
     var capSeconds = 2.0
-    /// Heads this many set-up times long are the server's own.
+    /// Heads this many set-up times long are the server's own…
     var serverHeadSetupTimes = 25.0
+    /// …and at least this long (seconds): on a LAN a set-up time is under a millisecond, and a
+    /// loaded machine's hiccup is no head. Longer than ``capSeconds``, it was a stall.
+    var serverHeadFloorSeconds = 0.2
     /// The longest slow start seen to end, seconds; `nil` before one.
     private(set) var longestSeconds: Double?
     /// Heads seen to end at least ``serverHeadSetupTimes`` set-up times long (see ``recovered(atAge:setupSeconds:)``).
@@ -40,7 +44,7 @@ struct SlowHeads: Sendable, Equatable {
     /// A request left its head at `age` seconds, on a path whose set-up takes `setupSeconds`.
     mutating func recovered(atAge age: Double, setupSeconds: Double) {
         longestSeconds = min(capSeconds, max(longestSeconds ?? 0, age))
-        if age >= serverHeadSetupTimes * setupSeconds { serverHeads += 1 }
+        if age >= max(serverHeadFloorSeconds, serverHeadSetupTimes * setupSeconds), age <= capSeconds { serverHeads += 1 }
     }
 
     /// Heads long enough, and seen often enough, to be the server's own.

@@ -97,6 +97,24 @@ struct TransferScheduler: Sendable {
     /// A cut request stopped at its cut with `bytes` already sent past it (see ``CutWaste``).
     mutating func noteCutStopped(aheadOfCut bytes: Int64) { cutWaste.observe(aheadOfCut: bytes) }
 
+    /// The engine cut `rest` (busy with request `transfer`) at `offset`.
+    mutating func noteCut(_ rest: ByteRange, at offset: Int64, transfer: Int) {
+        cutWaste.made(CutWaste.Cut(tail: rest.upper - offset, onTheWire: onTheWire(transfer)))
+    }
+
+    /// Sets what cuts may waste from the bytes the download has left (once: a stream, whose
+    /// pieces come later, is given its file's size before its first decision).
+    mutating func budgetCuts(remaining: Int64) { cutWaste.start(remaining: remaining) }
+
+    private func cut(_ rest: ByteRange, at offset: Int64, by transfer: SchedulerTransfer) -> CutWaste.Cut {
+        CutWaste.Cut(tail: rest.upper - offset, onTheWire: onTheWire(transfer.id))
+    }
+
+    /// Bytes request `transfer` has on the wire: its rate over a round trip (the fastest set-up).
+    private func onTheWire(_ transfer: Int) -> Int64 {
+        Int64((rates[transfer]?.speed ?? 0) * (fastestSetupSeconds ?? setup))
+    }
+
     /// Whether a finished request's connection saw packets arrive out of order.
     private(set) var pathLosesPackets = false
 
@@ -122,7 +140,7 @@ struct TransferScheduler: Sendable {
         }, waiting: idle.map(\.outstanding.lower))
         if replacements.isFutile || slowHeads.areTheServers { connections.serverSetsThePace() }
         let remaining = segments.reduce(0) { $0 + $1.outstanding.count }
-        cutWaste.start(remaining: remaining)
+        budgetCuts(remaining: remaining)
         connections.observe(now: now, receivedBytes: receivedBytes, streaming: busy.filter { $0.1.receivedBytes > 0 }.count,
                             setupSeconds: fastestSetupSeconds ?? setup, typicalSetupSeconds: setupSeconds, workLeft: !idle.isEmpty || busy.contains { $0.0.outstanding.count >= 2 * tuning.minimumSplitBytes },
                             remainingBytes: remaining,
@@ -139,12 +157,14 @@ struct TransferScheduler: Sendable {
         // Every ready idle segment has a connection; steal for the rest. A segment waiting out a
         // retry backoff keeps its bytes (its retry is scheduled).
         var candidates = busy.map { (segment: $0.0, transfer: $0.1) }
-        while free > 0, let (index, offset) = bestSplit(candidates, now: now) {
+        // Cuts proposed this round count against the budget before the engine makes them.
+        var pendingWaste: Int64 = 0
+        while free > 0, let (index, offset) = bestSplit(candidates, now: now, pendingWaste: pendingWaste) {
             actions.append(.split(segment: candidates[index].segment.id, at: offset))
             // A takeover cancels the victim's request, so it costs no connection.
             if offset != candidates[index].segment.outstanding.lower {
                 free -= 1
-                cutWaste.book(cutting: candidates[index].segment.outstanding, at: offset)
+                pendingWaste += cutWaste.expected(cut(candidates[index].segment.outstanding, at: offset, by: candidates[index].transfer))
             } else {
                 replacing(candidates[index].transfer, from: offset, now: now)
             }
@@ -366,7 +386,8 @@ struct TransferScheduler: Sendable {
 
     /// The busy segment whose cut brings the end of the download forward the most, and where to
     /// cut it; `nil` when no cut is worth a new connection.
-    private func bestSplit(_ candidates: [(segment: SchedulerSegment, transfer: SchedulerTransfer)], now: Double) -> (Int, Int64)? {
+    private func bestSplit(_ candidates: [(segment: SchedulerSegment, transfer: SchedulerTransfer)], now: Double,
+                           pendingWaste: Int64) -> (Int, Int64)? {
         let fresh = yardstickRate
         var best: (index: Int, offset: Int64, finish: Double)?
         for (index, candidate) in candidates.enumerated() {
@@ -376,7 +397,8 @@ struct TransferScheduler: Sendable {
             let finish = speed.map { $0 > 0 ? Double(rest.count) / $0 : .infinity } ?? 0
             guard let offset = splitPoint(rest, victimRate: speed, freshRate: fresh) else { continue }
             // A takeover only while replacements pay; a cut only while the waste budget lasts.
-            if offset == rest.lower ? !mayReplace(candidate.transfer, now: now) : !cutWaste.allows(cutting: rest, at: offset) { continue }
+            if offset == rest.lower ? !mayReplace(candidate.transfer, now: now)
+                : !cutWaste.allows(cut(rest, at: offset, by: candidate.transfer), pending: pendingWaste) { continue }
             if best == nil || finish > best!.finish { best = (index, offset, finish) }
         }
         return best.map { ($0.index, $0.offset) }

@@ -69,14 +69,16 @@ struct Source: Sendable, Equatable {
     }
 
     /// A request to `url` was refused with `status` (its body, if any, in `body`); `redirected`:
-    /// the refusal came from where `url` redirected to.
-    mutating func refused(url: String, redirected: Bool, status: Int, body: String) -> Refusal {
+    /// the refusal came from where `url` redirected to; `round`: ``resolutions`` when it started.
+    mutating func refused(url: String, redirected: Bool, round: Int = 0, status: Int, body: String) -> Refusal {
         guard Self.mayMeanExpiredSignature(status: status, body: body) else { return .fatal }
         if resolutionsWithoutProgress >= Self.maximumResolutionsWithoutProgress { return .fatal }
         if url == userURL {
             // The user's own URL refused us (no redirect involved): a fresh signature would be
             // refused the same way.
             guard redirected else { return .fatal }
+            // Resolved before the latest re-resolution (requests refused together count once).
+            if round < resolutions { return .retry }
             // A target it had just resolved to did: a short-lived signature may have lapsed on
             // the way (0.15 s ones did on a loaded machine), so it is asked again, within the bound.
             resolutions += 1

@@ -138,7 +138,7 @@ final class EngineSources {
     func refused(_ transfer: SegmentTransfer, status: Int, error: DownloadError) -> (retry: Bool, drop: SourceID?, error: DownloadError) {
         let said = transfer.errorSummary.map { ", server said \($0)" } ?? ""
         let id = transfer.sourceID
-        switch sourceSet[source: id].refused(url: transfer.url, redirected: transfer.effectiveURL.map { $0 != transfer.url } ?? false,
+        switch sourceSet[source: id].refused(url: transfer.url, redirected: transfer.wasRedirected, round: transfer.resolutionRound,
                                              status: status, body: transfer.errorText) {
         case .reResolve:
             report(.warning(.reResolvingRedirect(url: Redaction.url(sourceSet[source: id].userURL), status: status,
@@ -150,7 +150,7 @@ final class EngineSources {
             if let drop = announce(sourceSet.exclude(id, why: "it refused a request (HTTP \(status)\(said))")) {
                 return (true, drop, error)
             }
-            if transfer.url == sourceSet[source: id].userURL && sourceSet[source: id].resolutions > 0 {
+            if transfer.url == sourceSet[source: id].userURL && sourceSet[source: id].resolutions > 0 && transfer.wasRedirected {
                 let userURL = sourceSet[source: id].userURL
                 return (false, nil, DownloadError(error.code, "\(userURL): a freshly resolved redirect target refused the request too (HTTP \(status)\(said)); the link may have been revoked",
                                                   url: userURL, remedy: error.remedy))

@@ -28,8 +28,9 @@ final class SegmentTransfer {
     /// The segment's end moved below what was asked (work stealing) and has been reached.
     private(set) var stoppedAtSegmentEnd = false
     /// Bytes the server had sent past the segment's end when the request stopped there: those
-    /// of the last chunk and those waiting unread on its connection (``unreadOnConnection``).
-    private(set) var aheadOfSegmentEnd: Int64 = 0
+    /// of the last chunk and those waiting unread on its connection (``unreadOnConnection``);
+    /// `nil` when the connection's were not known.
+    private(set) var aheadOfSegmentEnd: Int64?
     /// Reads the bytes waiting unread on this request's connection (set by the engine).
     var unreadOnConnection: (() -> Int64?)?
     /// The server sent more bytes than the range it announced.
@@ -61,6 +62,10 @@ final class SegmentTransfer {
     var sourceID = SourceID.main
     /// Where the answer came from after redirects, once its head was checked.
     private(set) var effectiveURL: String?
+    /// Its source's re-resolutions when it started (``Source/resolutions``).
+    var resolutionRound = 0
+    /// The answer came from where the request was redirected to, once its head was checked.
+    private(set) var wasRedirected = false
     /// The response carried another ETag than the probe's for the same file (see ``Source``).
     private(set) var sawOtherETag = false
     /// The start of an error response's body (up to ``errorBodyBytes``): what a store says
@@ -158,7 +163,7 @@ final class SegmentTransfer {
             // Past the segment's end: either a stolen tail (expected) or an overlong body.
             if let requested, segment.state.range.upper < requested.upper {
                 stoppedAtSegmentEnd = true
-                aheadOfSegmentEnd = Int64(bytes.count - usable) + (unreadOnConnection?() ?? 0)
+                aheadOfSegmentEnd = unreadOnConnection?().map { Int64(bytes.count - usable) + $0 }
             } else {
                 overlong = true
             }
@@ -211,6 +216,7 @@ final class SegmentTransfer {
         validated = true
         httpVersion = easy.httpVersion
         effectiveURL = easy.effectiveURL
+        wasRedirected = easy.redirectCount > 0
         verdict = validator.verdict(head)
         sawOtherETag = validator.carriesOtherETag(head)
         if let error = verdict.error { failure = (error, !verdict.isRetriable) }

@@ -64,6 +64,8 @@ final class TransferEngine: CurlLoopClient {
         speedLimit = SpeedLimit(bytesPerSecond: configuration.request.maximumBytesPerSecond,
                                 control: configuration.request.speedControl, now: now)
         if configuration.request.speedControl != nil { scheduler.tuning.replacesSlowConnections = speedLimit?.bytesPerSecond == nil }
+        // A stream's pieces come later: its cuts are budgeted on the whole file.
+        if configuration.startLimit != nil, let size = configuration.remote.size { scheduler.budgetCuts(remaining: size) }
     }
 
     deinit {
@@ -225,6 +227,7 @@ final class TransferEngine: CurlLoopClient {
             report(.warning(.slowConnectionReplaced(range: segment.outstanding, bytesPerSecond: speed)))
             detach(transfer, now: now)
         }
+        if !takeover { scheduler.noteCut(segment.outstanding, at: cut, transfer: transfer.id) }
         let tail = book.add(ByteRange(cut, segment.state.range.upper))
         segment.state.range.upper = cut
         return try start(tail, now: now, leased: !takeover)
@@ -266,6 +269,7 @@ final class TransferEngine: CurlLoopClient {
             throw error
         }
         transfer.sourceID = id
+        transfer.resolutionRound = source.resolutions
         transfer.unreadOnConnection = { [loop, easy = transfer.easy] in loop.unreadBytes(of: easy) }
         transfer.pieces = configuration.pieces
         transfer.configure(configuration.request, ifRange: source.ifRangeValidator,
@@ -305,6 +309,7 @@ final class TransferEngine: CurlLoopClient {
     private func detach(_ transfer: SegmentTransfer, now: Double) {
         let unproven = transfer.unprovenFrom
         loop.remove(transfer.easy)
+        transfer.unreadOnConnection = nil
         active.removeValue(forKey: transfer.id)
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
         sources.ended(transfer, now: now)
@@ -334,7 +339,8 @@ final class TransferEngine: CurlLoopClient {
     private func complete(_ transfer: SegmentTransfer, result: CURLcode, sawLoss: Bool?, now: Double) throws(DownloadError) {
         let segment = transfer.segment
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
-        if transfer.stoppedAtSegmentEnd { scheduler.noteCutStopped(aheadOfCut: transfer.aheadOfSegmentEnd) }
+        if transfer.stoppedAtSegmentEnd, let ahead = transfer.aheadOfSegmentEnd { scheduler.noteCutStopped(aheadOfCut: ahead) }
+        transfer.unreadOnConnection = nil
         configuration.lease?.release(host: sources[transfer.sourceID].origin)
         segment.transfer = nil
         if transfer.head.status != 0 { transfer.validateHead() }
