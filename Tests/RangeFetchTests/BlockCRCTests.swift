@@ -99,6 +99,17 @@ struct BlockCRCTests {
         #expect(hasher.blocks(written: 280, range: range) == Self.expected(range: range, writtenEnd: 280))
     }
 
+    /// A takeover cuts the segment at the bytes received, mid-block: its last block ends there,
+    /// whole now, and its CRC is what was hashed so far (a killed run's journal lacked it).
+    @Test func aCutAtTheBytesReceivedEndsTheLastBlockThere() {
+        var range = ByteRange(0, 1000)
+        var hasher = BlockHasher(grid: Self.grid, state: SegmentState(range: range))
+        Self.data.withUnsafeBytes { hasher.add(UnsafeRawBufferPointer(rebasing: $0[0..<250]), at: 0, range: range) }
+        range = ByteRange(0, 250)
+        #expect(hasher.blocks(written: 250, range: range) == Self.expected(range: range, writtenEnd: 250))
+        #expect(hasher.blocks(written: 250, range: range).count == 3)
+    }
+
     @Test func rewindingKeepsWhatIsKnownAndFallsBackToABlockStart() {
         let range = ByteRange(0, 1000)
         var hasher = BlockHasher(grid: Self.grid, state: SegmentState(range: range))

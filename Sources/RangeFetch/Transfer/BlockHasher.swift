@@ -70,7 +70,12 @@ struct BlockHasher {
         guard count > 0 else { return [] }
         let lastIsWhole = grid.block(count - 1, of: range).upper <= cover
         let whole = lastIsWhole ? count : count - 1
-        guard finished.count >= whole else { return finished }
+        guard finished.count >= whole else {
+            // The segment was cut at the hashed end, mid-block (a takeover cuts at the bytes
+            // received): that block ends there now, and the CRC hashed so far is its whole CRC.
+            if anchored, lastIsWhole, finished.count == whole - 1, end == cover { return finished + [current] }
+            return finished
+        }
         var result = Array(finished[0..<whole])
         guard !lastIsWhole, anchored else { return result }
         if finished.count == whole, end == cover {
