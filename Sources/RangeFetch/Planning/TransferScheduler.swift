@@ -26,8 +26,8 @@ import Glibc
 ///   pay: a ``ReplacementJudge`` holds each to beating what it replaced, and once they do not (the
 ///   server, not the connection, sets the pace), only silent requests are replaced.
 /// - **Waste**: a cut of a busy request spends a ``CutWaste`` budget (its server may have sent
-///   the tail already); a request slow since its start is spared while it may be in the server's
-///   slow head (``SlowHeads``).
+///   the tail already); a request not yet out of a slow head is spared while it may still be in
+///   it (``SlowHeads``).
 /// - **Recycling**: on short links that lose packets, a connection older than
 ///   ``Tuning/connectionLifetimeSeconds`` is not given another range; a fresh one is opened for it. On a lossy link a long-lived connection
 ///   settles at the small window its losses allow, while a new one's slow start carries it well
