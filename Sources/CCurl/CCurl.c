@@ -92,7 +92,8 @@ static int ccurl_address_is(const struct sockaddr_storage *address, const char *
     return found == port && (ip == NULL || strcmp(text, ip) == 0);
 }
 
-long long ccurl_easy_unread_bytes(CURL *handle, const ccurl_sockets *sockets) {
+long long ccurl_easy_unread_bytes(CURL *handle, const ccurl_sockets *sockets, long long *receive_space) {
+    *receive_space = -1;
     long local = -1, remote = -1;
     char *local_ip = NULL, *remote_ip = NULL;
     if (curl_easy_getinfo(handle, CURLINFO_LOCAL_PORT, &local) != CURLE_OK || local <= 0) return -1;
@@ -107,6 +108,10 @@ long long ccurl_easy_unread_bytes(CURL *handle, const ccurl_sockets *sockets) {
         if (getsockname(fd, (struct sockaddr *)&address, &length) != 0 || !ccurl_address_is(&address, local_ip, local)) continue;
         length = sizeof address;
         if (getpeername(fd, (struct sockaddr *)&address, &length) != 0 || !ccurl_address_is(&address, remote_ip, remote)) continue;
+        struct tcp_info info;
+        socklen_t info_length = sizeof info;
+        if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &info_length) == 0 && info_length > offsetof(struct tcp_info, tcpi_rcv_space))
+            *receive_space = info.tcpi_rcv_space;
         int unread = 0;
         return ioctl(fd, FIONREAD, &unread) == 0 ? unread : -1;
     }

@@ -326,6 +326,11 @@ class Connection:
             STATS.body_bytes += sent
             self.flush()
             await self.drain()
+            # Let the connection's reader run between chunks, as a real server's event loop does:
+            # drain() does not yield while the socket takes everything, so without this a
+            # stream's whole range went out before a RST_STREAM for it was even read (and the
+            # other streams of the process waited for it).
+            await asyncio.sleep(0)
         if pos == start == end:
             self.h2.send_data(sid, b"", end_stream=True)
             self.flush()

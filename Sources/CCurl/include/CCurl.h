@@ -88,8 +88,10 @@ long ccurl_sockets_count(const ccurl_sockets *sockets);
 
 /// Bytes that arrived on the TCP connection of `handle`'s request and are not read yet (the
 /// kernel's receive queue, `FIONREAD`), found among `sockets` by local and remote port; -1 when
-/// unknown (no connection yet, or not one of `sockets`).
-long long ccurl_easy_unread_bytes(CURL *handle, const ccurl_sockets *sockets);
+/// unknown (no connection yet, or not one of `sockets`). `receive_space` is set to the kernel's
+/// estimate of the connection's receive space (`tcpi_rcv_space`, what its advertised window grows
+/// from), or -1 when unknown.
+long long ccurl_easy_unread_bytes(CURL *handle, const ccurl_sockets *sockets, long long *receive_space);
 
 /// A libcurl share object (`CURLSH *`) that shares TLS sessions and DNS answers between easy
 /// handles, with a mutex per kind of shared data so handles on different threads may use it.

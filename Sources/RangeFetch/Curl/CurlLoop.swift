@@ -81,11 +81,13 @@ final class CurlLoop: @unchecked Sendable {
     var openConnections: Int { ccurl_sockets_count(sockets) }
 
     /// Bytes that reached the connection of `easy`'s request and are not read yet (the kernel's
-    /// receive queue): already sent by the server, so a cut below them wastes them. `nil` when
-    /// unknown. On the loop's thread only.
-    func unreadBytes(of easy: CurlEasy) -> Int64? {
-        let bytes = ccurl_easy_unread_bytes(easy.handle, sockets)
-        return bytes < 0 ? nil : Int64(bytes)
+    /// receive queue): already sent by the server, so a cut below them wastes them; with the
+    /// connection's receive space (`tcpi_rcv_space`), which tells a queue at our window's limit
+    /// (the server then holds more). `nil` when unknown. On the loop's thread only.
+    func unreadBytes(of easy: CurlEasy) -> CutWaste.Unread? {
+        var space: Int64 = -1
+        let bytes = ccurl_easy_unread_bytes(easy.handle, sockets, &space)
+        return bytes < 0 ? nil : CutWaste.Unread(bytes: Int64(bytes), receiveSpace: space < 0 ? nil : space)
     }
 
     /// Requests in the loop now.

@@ -6,15 +6,20 @@
 /// `-n 16`: 30-80 requests, 1.5-1.8x the file served), over a WAN about a round trip's worth. A
 /// pure rule, tested as a table.
 ///
-/// | a cut of a tail of `T` bytes, its request at `v` B/s | expected waste       |
-/// |-------------------------------------------------------|----------------------|
-/// | no cut request seen stopping yet                      | `T` (all may be sent) |
-/// | cut requests seen stopping `A` bytes past their cut   | `min(T, max(2A, v × RTT))` |
+/// | a cut of a tail of `T` bytes, its request at `v` B/s          | expected waste       |
+/// |----------------------------------------------------------------|----------------------|
+/// | no cut request seen stopping yet                               | `T` (all may be sent) |
+/// | one seen stopping with our receive window full                 | `T`, from then on    |
+/// | cut requests seen stopping `A` bytes past their cut            | `min(T, max(2A, v × RTT))` |
 ///
 /// `A` is the most seen waiting unread at our end; the server's socket holds about as much again
-/// when our end is full (on loopback, h2, 2 MiB tails: 0.5-1.0 MiB seen here, the whole 2 MiB
-/// served); `v × RTT` are the bytes on the wire. Every cut made is counted again with what is
-/// known now, so the first cuts' pessimistic guesses are corrected once a cut request stops.
+/// while our window is open; `v × RTT` are the bytes on the wire. But a queue at our receive
+/// window's limit (at least half the connection's receive space, `tcpi_rcv_space`, from which the
+/// kernel grows the window it advertises) says the server was held back by us, and its own send
+/// buffer (megabytes, autotuned) holds what we cannot see: over HTTP/2 from a loopback server,
+/// requests stopped 160-250 KiB past their cuts with their queues full, and the server had sent
+/// every 2 MiB tail whole. Every cut made is counted again with what is known now, so the first
+/// cuts' pessimistic guesses are corrected once a cut request stops.
 ///
 /// A cut is allowed while the expected waste of all cuts made stays within the budget: a share
 /// of the bytes the download had left when it started, or a floor for small ones. Takeovers (a
@@ -30,6 +35,20 @@ struct CutWaste: Sendable, Equatable {
     private(set) var cuts: [Cut] = []
     /// The most bytes seen past a cut when its request stopped there; `nil` before any.
     private(set) var aheadBytes: Int64?
+    /// A cut request stopped with our receive window full: the server may send tails whole.
+    private(set) var windowWasFull = false
+
+    /// What waited unread on a request's connection when it stopped at its cut.
+    struct Unread: Sendable, Equatable {
+        /// Bytes sent past the cut: the last chunk's rest and the connection's receive queue.
+        var bytes: Int64
+        /// The connection's receive space (`tcpi_rcv_space`), bytes; `nil` when unknown.
+        var receiveSpace: Int64?
+
+        /// Whether the queue was at the window's limit: at least half the receive space (the
+        /// window advertised is about twice it).
+        var windowFull: Bool { receiveSpace.map { $0 > 0 && 2 * bytes >= $0 } ?? false }
+    }
 
     struct Cut: Sendable, Equatable {
         var tail: Int64
@@ -44,7 +63,8 @@ struct CutWaste: Sendable, Equatable {
     /// Bytes `cut` is expected to have served twice.
     func expected(_ cut: Cut) -> Int64 {
         let tail = max(0, cut.tail)
-        return min(tail, aheadBytes.map { max(2 * $0, cut.onTheWire) } ?? tail)
+        guard !windowWasFull, let aheadBytes else { return tail }
+        return min(tail, max(2 * aheadBytes, cut.onTheWire))
     }
 
     /// Expected waste of the cuts made so far.
@@ -58,9 +78,10 @@ struct CutWaste: Sendable, Equatable {
     /// A cut was made.
     mutating func made(_ cut: Cut) { cuts.append(cut) }
 
-    /// A cut request stopped with `bytes` already sent past its cut (read with the last chunk or
-    /// waiting unread on its connection).
-    mutating func observe(aheadOfCut bytes: Int64) {
-        aheadBytes = max(aheadBytes ?? 0, max(0, bytes))
+    /// A cut request stopped with `unread` already sent past its cut (read with the last chunk
+    /// or waiting unread on its connection).
+    mutating func observe(aheadOfCut unread: Unread) {
+        aheadBytes = max(aheadBytes ?? 0, max(0, unread.bytes))
+        if unread.windowFull { windowWasFull = true }
     }
 }

@@ -94,8 +94,8 @@ struct TransferScheduler: Sendable {
     /// The server pushed back; see ``ConnectionPolicy/pushback()``.
     mutating func notePushback() { connections.pushback() }
 
-    /// A cut request stopped at its cut with `bytes` already sent past it (see ``CutWaste``).
-    mutating func noteCutStopped(aheadOfCut bytes: Int64) { cutWaste.observe(aheadOfCut: bytes) }
+    /// A cut request stopped at its cut with `ahead` already sent past it (see ``CutWaste``).
+    mutating func noteCutStopped(aheadOfCut ahead: CutWaste.Unread) { cutWaste.observe(aheadOfCut: ahead) }
 
     /// The engine cut `rest` (busy with request `transfer`) at `offset`.
     mutating func noteCut(_ rest: ByteRange, at offset: Int64, transfer: Int) {

@@ -30,9 +30,9 @@ final class SegmentTransfer {
     /// Bytes the server had sent past the segment's end when the request stopped there: those
     /// of the last chunk and those waiting unread on its connection (``unreadOnConnection``);
     /// `nil` when the connection's were not known.
-    private(set) var aheadOfSegmentEnd: Int64?
+    private(set) var aheadOfSegmentEnd: CutWaste.Unread?
     /// Reads the bytes waiting unread on this request's connection (set by the engine).
-    var unreadOnConnection: (() -> Int64?)?
+    var unreadOnConnection: (() -> CutWaste.Unread?)?
     /// The server sent more bytes than the range it announced.
     private(set) var overlong = false
     /// Whether a body the server encodes unasked is held to ``DecodedSizeLimit`` (a plain request
@@ -163,7 +163,9 @@ final class SegmentTransfer {
             // Past the segment's end: either a stolen tail (expected) or an overlong body.
             if let requested, segment.state.range.upper < requested.upper {
                 stoppedAtSegmentEnd = true
-                aheadOfSegmentEnd = unreadOnConnection?().map { Int64(bytes.count - usable) + $0 }
+                aheadOfSegmentEnd = unreadOnConnection?().map { unread in
+                    CutWaste.Unread(bytes: Int64(bytes.count - usable) + unread.bytes, receiveSpace: unread.receiveSpace)
+                }
             } else {
                 overlong = true
             }
