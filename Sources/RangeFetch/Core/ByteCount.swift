@@ -57,3 +57,9 @@ extension String {
         return self[first...last]
     }
 }
+
+extension Substring {
+    func trimmingCharacters() -> Substring {
+        String(self).trimmingASCIIWhitespace()
+    }
+}

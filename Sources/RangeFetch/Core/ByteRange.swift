@@ -35,3 +35,18 @@ public struct ByteRange: Hashable, Sendable, Codable, CustomStringConvertible {
     /// `[lower, upper)`.
     public var description: String { "[\(lower), \(upper))" }
 }
+
+extension ByteRange {
+    /// `ranges` sorted, empty ones dropped, and touching or overlapping ones joined.
+    static func merged(_ ranges: [ByteRange]) -> [ByteRange] {
+        var merged: [ByteRange] = []
+        for range in ranges.sorted(by: { $0.lower < $1.lower }) where !range.isEmpty {
+            if let last = merged.last, range.lower <= last.upper {
+                merged[merged.count - 1] = ByteRange(last.lower, max(last.upper, range.upper))
+            } else {
+                merged.append(range)
+            }
+        }
+        return merged
+    }
+}

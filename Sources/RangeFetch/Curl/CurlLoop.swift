@@ -24,7 +24,7 @@ extension CurlLoopClient {
 /// Only ``wakeup()`` may be called from another thread (libcurl documents it as thread-safe).
 ///
 /// How its requests share connections is its ``TransportPolicy``'s.
-final class CurlLoop: @unchecked Sendable {
+final class CurlLoop: CancellationWaker, @unchecked Sendable {
     /// A request that ended: the token it was added with, and libcurl's result.
     struct Finished {
         let token: Int

@@ -20,18 +20,7 @@ public struct Metalink: Sendable, Equatable {
     }
 
     /// The digests of the file's consecutive pieces (`<pieces length type>`).
-    public struct Pieces: Sendable, Equatable {
-        /// Bytes in every piece but the last.
-        public var length: Int64
-        /// The digest of each piece, in file order.
-        public var digests: [DigestValue]
-
-        /// The file bytes piece `index` covers in a file of `size` bytes.
-        public func range(_ index: Int, size: Int64) -> ByteRange {
-            let start = min(size, Int64(index) * length)
-            return ByteRange(start, min(size, start + length))
-        }
-    }
+    public typealias Pieces = PieceDigests
 
     /// The file's name, made safe (see the type's notes).
     public var name: String

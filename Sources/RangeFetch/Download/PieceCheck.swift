@@ -1,4 +1,4 @@
-/// Checks a file's pieces against a metalink's piece digests (``Metalink/Pieces``) and says
+/// Checks a file's pieces against a metalink's piece digests (``PieceDigests``) and says
 /// which source to blame for each one that does not match.
 enum PieceCheck {
     /// The pieces among `indices` whose bytes in `file` (of `size` bytes) do not hash to their

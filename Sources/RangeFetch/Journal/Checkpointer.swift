@@ -103,7 +103,7 @@ final class Checkpointer: Sendable {
         var record = identity
         record.segments = snapshot.segments
         record.uncheckedMirrorBytes = snapshot.unchecked.isEmpty
-            ? nil : Dictionary(uniqueKeysWithValues: snapshot.unchecked.map { (Redaction.url($0.key), MirrorSpotCheck.merged($0.value)) })
+            ? nil : Dictionary(uniqueKeysWithValues: snapshot.unchecked.map { (Redaction.url($0.key), ByteRange.merged($0.value)) })
         record.verifiedPieces = state.withLock { $0.verifiedPieces }
         try store.write(record)
         state.withLock { $0.recordedBytes = record.writtenBytes }

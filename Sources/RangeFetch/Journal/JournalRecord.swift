@@ -42,7 +42,7 @@ struct JournalRecord: Sendable, Equatable, Codable {
         /// The proven piece indices as half-open runs `[first, end)`, ascending.
         var runs: [[Int]]
 
-        init(pieces: Metalink.Pieces, indices: [Int]) {
+        init(pieces: PieceDigests, indices: [Int]) {
             algorithm = pieces.digests.first?.algorithm.rawValue ?? ""
             length = pieces.length
             fingerprint = Self.fingerprint(of: pieces)
@@ -54,14 +54,14 @@ struct JournalRecord: Sendable, Equatable, Codable {
         }
 
         /// The SHA-256 of the piece digests, one after the other, in hex.
-        static func fingerprint(of pieces: Metalink.Pieces) -> String {
+        static func fingerprint(of pieces: PieceDigests) -> String {
             let digest = Digest(.sha256)
             for value in pieces.digests { digest.update(value.bytes) }
             return digest.finalize().hex
         }
 
         /// Whether this records proofs against `pieces` (same algorithm, length and digests).
-        func describes(_ pieces: Metalink.Pieces) -> Bool {
+        func describes(_ pieces: PieceDigests) -> Bool {
             algorithm == (pieces.digests.first?.algorithm.rawValue ?? "") && length == pieces.length
                 && fingerprint == Self.fingerprint(of: pieces)
         }

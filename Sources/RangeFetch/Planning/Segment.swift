@@ -121,16 +121,7 @@ extension SegmentState {
     /// The plan of a complete `[0, size)` file whose `extents` must be fetched again: each
     /// (merged) extent a segment with nothing written, the bytes between them complete segments.
     static func reopening(size: Int64, extents: [ByteRange]) -> [SegmentState] {
-        var merged: [ByteRange] = []
-        for extent in extents.sorted(by: { $0.lower < $1.lower }) {
-            let clamped = ByteRange(max(0, min(extent.lower, size)), max(0, min(extent.upper, size)))
-            guard clamped.count > 0 else { continue }
-            if let last = merged.last, clamped.lower <= last.upper {
-                merged[merged.count - 1] = ByteRange(last.lower, max(last.upper, clamped.upper))
-            } else {
-                merged.append(clamped)
-            }
-        }
+        let merged = ByteRange.merged(extents.map { ByteRange(max(0, min($0.lower, size)), max(0, min($0.upper, size))) })
         var states: [SegmentState] = []
         var end: Int64 = 0
         for extent in merged {

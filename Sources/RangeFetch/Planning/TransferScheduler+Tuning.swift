@@ -60,6 +60,6 @@ extension TransferScheduler {
         /// connection is open: for them a handshake costs more than slow start could give.
         var recycleRequestBytes: Int64 = 1 << 20
         /// When recycling applies at all (``DownloadOptions/recycleConnections``).
-        var recycling: DownloadOptions.ConnectionRecycling = .afterLoss
+        var recycling: ConnectionRecycling = .afterLoss
     }
 }

@@ -35,20 +35,6 @@ struct MirrorSpotCheck {
         return ByteRange(start, start + length)
     }
 
-    /// `extents` sorted, with touching or overlapping ones joined: one check per run of ranges
-    /// the mirror sent back to back.
-    static func merged(_ extents: [ByteRange]) -> [ByteRange] {
-        var merged: [ByteRange] = []
-        for extent in extents.sorted(by: { $0.lower < $1.lower }) where !extent.isEmpty {
-            if let last = merged.last, extent.lower <= last.upper {
-                merged[merged.count - 1] = ByteRange(last.lower, max(last.upper, extent.upper))
-            } else {
-                merged.append(extent)
-            }
-        }
-        return merged
-    }
-
     /// The first slice of `extents` whose bytes in `file` differ from the main URL's; `nil` when
     /// all agree. Slices are asked from the first of `referenceURLs` (the URL the main source
     /// resolved to), and from the next when it stops answering (a signed redirect target that
@@ -58,7 +44,8 @@ struct MirrorSpotCheck {
                               fetcher: SmallGet) throws(DownloadError) -> ByteRange? {
         var random = SystemRandomNumberGenerator()
         var references = referenceURLs[...]
-        for extent in merged(extents) {
+        // One check per run of ranges the mirror sent back to back.
+        for extent in ByteRange.merged(extents) {
             let slice = slice(of: extent, using: &random)
             var answer: SmallGet.Answer?
             var refusal = "no reference URL"

@@ -19,7 +19,7 @@ struct EngineConfiguration: Sendable {
     /// A healthy request is not cut so that the new part is shorter than this (bytes).
     var minimumSplitBytes: Int64
     /// When connections are replaced by fresh ones; see ``TransferScheduler/connectionLifetimeSeconds(requestBytes:)``.
-    var recycleConnections: DownloadOptions.ConnectionRecycling = .afterLoss
+    var recycleConnections: ConnectionRecycling = .afterLoss
     var request: RequestOptions
     var retry: RetryPolicy
     /// Per-connection coalescing buffer between libcurl's callbacks and `pwrite`, in bytes.
@@ -49,7 +49,7 @@ struct EngineConfiguration: Sendable {
     var mirrorFeed: MirrorFeed?
     /// A metalink's piece digests: each piece a response delivers whole is checked as it arrives
     /// (see ``PieceHasher``). `nil`: none.
-    var pieces: Metalink.Pieces?
+    var pieces: PieceDigests?
     /// Connections to one source at once.
     var maximumConnectionsPerSource = 16
 }

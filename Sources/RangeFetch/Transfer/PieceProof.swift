@@ -1,4 +1,4 @@
-/// Which metalink pieces (``Metalink/Pieces``) one response can prove, decided as its bytes
+/// Which metalink pieces (``PieceDigests``) one response can prove, decided as its bytes
 /// arrive in order: a piece is hashed only when the response delivers it whole, from its first
 /// byte to its last, inside the segment's range as it stands. A piece the response began inside
 /// (it started mid-piece), or one that a segment boundary cuts (the segment's end, which a split
@@ -82,7 +82,7 @@ struct PieceOutcome: Equatable {
 /// Costs a digest pass (SHA-256 for most metalinks) over the bytes on the engine thread, so only
 /// downloads with piece digests have one. Engine thread only.
 final class PieceHasher {
-    private let pieces: Metalink.Pieces
+    private let pieces: PieceDigests
     private var proof: PieceProof
     private var digest: Digest?
     /// The first piece that did not match.
@@ -90,7 +90,7 @@ final class PieceHasher {
 
     /// A hasher for the response whose first byte lands at `start` in a file of `size` bytes;
     /// `nil` without piece digests or a known size.
-    init?(pieces: Metalink.Pieces?, size: Int64?, start: Int64) {
+    init?(pieces: PieceDigests?, size: Int64?, start: Int64) {
         guard let pieces, let size, pieces.length > 0, !pieces.digests.isEmpty else { return nil }
         self.pieces = pieces
         proof = PieceProof(length: pieces.length, size: size, start: start)

@@ -200,9 +200,3 @@ struct ContentRange: Equatable, Sendable {
         return value
     }
 }
-
-extension Substring {
-    func trimmingCharacters() -> Substring {
-        String(self).trimmingASCIIWhitespace()
-    }
-}

@@ -78,7 +78,7 @@ final class SegmentTransfer {
     /// `nil` while it runs or when it carried none.
     private(set) var proof: ContentProof?
     /// The metalink's piece digests, when the download has them (set before the first byte).
-    var pieces: Metalink.Pieces?
+    var pieces: PieceDigests?
     /// The file's size, for the last piece's end.
     private let fileSize: Int64?
     /// Hashes the pieces a 206 delivers whole, when ``pieces`` are known.

@@ -6,7 +6,7 @@ import Synchronization
 /// Setting it also wakes every attached poll loop so each notices at once.
 final class CancellationFlag: Sendable {
     private let flag = Atomic<Bool>(false)
-    private let wakers = Mutex<[ObjectIdentifier: CurlLoop]>([:])
+    private let wakers = Mutex<[ObjectIdentifier: any CancellationWaker]>([:])
 
     var isCancelled: Bool { flag.load(ordering: .relaxed) }
 
@@ -16,12 +16,18 @@ final class CancellationFlag: Sendable {
     }
 
     /// Wakes `multi` on cancel until ``detach(_:)``.
-    func attach(_ multi: CurlLoop) {
+    func attach(_ multi: any CancellationWaker) {
         wakers.withLock { $0[ObjectIdentifier(multi)] = multi }
         if isCancelled { multi.wakeup() }
     }
 
-    func detach(_ multi: CurlLoop) {
+    func detach(_ multi: any CancellationWaker) {
         _ = wakers.withLock { $0.removeValue(forKey: ObjectIdentifier(multi)) }
     }
+}
+
+/// A loop that waits and can be woken from any thread (``CurlLoop``), so a cancel is noticed at once.
+protocol CancellationWaker: AnyObject, Sendable {
+    /// Interrupts a wait in progress; safe from any thread.
+    func wakeup()
 }
