@@ -352,6 +352,42 @@ struct TransferSchedulerTests {
         #expect(outcome.takeovers >= 1)
     }
 
+    /// Requests proven only whole (ranges with their own `Content-Digest`) are never cut, and a
+    /// takeover throws away all they delivered: a slow one is replaced while that is under a
+    /// quarter of its rest, a silent one always, and one that slows late is left to finish.
+    @Test func requestsProvenOnlyWholeAreReplacedWhileItIsCheap() {
+        let plan = Self.plan(size: 32 * Self.mebibyte, connections: 8)
+        var link = Self.capped
+        link.provenOnlyWhole = true
+        let clean = link.run(plan, scheduler: Self.scheduler(.fixed(8)))
+        #expect(clean.takeovers == 0 && clean.requests == 8, "no cut, no takeover: \(clean.requests) requests")
+
+        // Slow from the start: replaced early, at little cost.
+        var trickling = link
+        trickling.override = { $0 == 3 ? 10_000 : nil }
+        let early = trickling.run(plan, scheduler: Self.scheduler(.fixed(8)))
+        #expect(early.takeovers >= 1)
+        #expect(early.discardedBytes < Self.mebibyte / 4, "\(early.discardedBytes) bytes thrown away")
+
+        // Slow after 60% of its 4 MiB (4 MB/s, then 0.5 MB/s): left to finish, nothing thrown
+        // away; a request that may be cut or replaced on the same link gets help.
+        var slowing = link
+        slowing.slowsAt = { $0 == 3 ? (0.6, 0.5e6) : nil }
+        let late = slowing.run(plan, scheduler: Self.scheduler(.fixed(8)))
+        #expect(late.requests == 8 && late.discardedBytes == 0, "\(late.requests) requests, \(late.discardedBytes) bytes thrown away")
+        var plain = slowing
+        plain.provenOnlyWhole = false
+        let helped = plain.run(plan, scheduler: Self.scheduler(.fixed(8)))
+        #expect(helped.requests > 8 && helped.seconds < late.seconds, "\(helped.requests) requests in \(helped.seconds) s")
+
+        // Silent after 60%: replaced whatever it throws away.
+        var stalling = link
+        stalling.stallsAt = { $0 == 3 ? 0.6 : nil }
+        let stalled = stalling.run(plan, scheduler: Self.scheduler(.fixed(8)))
+        #expect(stalled.takeovers >= 1)
+        #expect(stalled.seconds < 30)
+    }
+
     @Test func healthyEqualConnectionsAreNotChurned() {
         let outcome = Self.capped.run(Self.plan(size: 32 * Self.mebibyte, connections: 8), scheduler: Self.scheduler(.fixed(8)))
         #expect(outcome.takeovers == 0)

@@ -18,6 +18,9 @@ struct SchedulerTransfer: Sendable, Equatable {
     var receivedBytes: Int64
     /// When its first body byte arrived, if it has.
     var firstByteAt: Double?
+    /// Its bytes count only once it ends whole (a range proven by its own `Content-Digest`): it
+    /// cannot be cut, and cancelling it throws away all it delivered.
+    var provenOnlyWhole = false
 }
 
 /// What the engine should do next on libcurl.

@@ -171,7 +171,8 @@ struct TransferScheduler: Sendable {
             candidates[index].segment.outstanding = ByteRange(candidates[index].segment.outstanding.lower, offset)
         }
         // At full capacity a slow connection is swapped for a fresh one.
-        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now) && mayReplace(transfer, now: now) {
+        for (segment, transfer) in candidates where free <= 0 && isPersistentlySlow(transfer, now: now)
+            && mayReplace(transfer, rest: segment.outstanding, now: now) {
             if !actions.contains(where: { if case .split(segment.id, _) = $0 { true } else { false } }) {
                 actions.append(.split(segment: segment.id, at: segment.outstanding.lower))
                 rates[transfer.id]?.slowSince = nil
@@ -181,10 +182,15 @@ struct TransferScheduler: Sendable {
         return actions
     }
 
-    /// Whether `transfer` may be cancelled for a fresh request: always when it is silent,
-    /// otherwise while replacements pay (``ReplacementJudge``).
-    private func mayReplace(_ transfer: SchedulerTransfer, now: Double) -> Bool {
-        isSilent(transfer, now: now) || replacements.mayReplace
+    /// Whether `transfer` (with `rest` still to fetch) may be cancelled for a fresh request:
+    /// always when it is silent, otherwise while replacements pay (``ReplacementJudge``); one
+    /// proven only whole (``SchedulerTransfer/provenOnlyWhole``) only while what it would throw
+    /// away is under a quarter of its rest (later, a slow one is left to finish: a mirror's ranges
+    /// that carry digests, replaced late on a loaded machine, cost 1.1x the file).
+    private func mayReplace(_ transfer: SchedulerTransfer, rest: ByteRange, now: Double) -> Bool {
+        if isSilent(transfer, now: now) { return true }
+        guard replacements.mayReplace else { return false }
+        return !transfer.provenOnlyWhole || transfer.receivedBytes * 4 < rest.count
     }
 
     /// No byte for longer than a burst period (``Tuning/silenceHorizons``), since its start or
@@ -396,9 +402,11 @@ struct TransferScheduler: Sendable {
             let speed = expectedRate(candidate.transfer, now: now)
             let finish = speed.map { $0 > 0 ? Double(rest.count) / $0 : .infinity } ?? 0
             guard let offset = splitPoint(rest, victimRate: speed, freshRate: fresh) else { continue }
-            // A takeover only while replacements pay; a cut only while the waste budget lasts.
-            if offset == rest.lower ? !mayReplace(candidate.transfer, now: now)
-                : !cutWaste.allows(cut(rest, at: offset, by: candidate.transfer), pending: pendingWaste) { continue }
+            // A takeover only while replacements pay; a cut only while the waste budget lasts,
+            // and never of a request proven only whole.
+            if offset == rest.lower ? !mayReplace(candidate.transfer, rest: rest, now: now)
+                : candidate.transfer.provenOnlyWhole
+                    || !cutWaste.allows(cut(rest, at: offset, by: candidate.transfer), pending: pendingWaste) { continue }
             if best == nil || finish > best!.finish { best = (index, offset, finish) }
         }
         return best.map { ($0.index, $0.offset) }

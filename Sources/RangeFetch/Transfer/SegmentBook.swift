@@ -79,13 +79,13 @@ final class SegmentBook {
     /// so a late mirror takes a range at once (one connection more than the count until a
     /// request ends), and the other tails as the connections cut short come free: its share of
     /// the connections without the count growing. A request whose `Content-Digest` is still to
-    /// be checked (or may be: its source sent some, `proving`) is never cut, as
+    /// be checked (or may be, ``SegmentTransfer/mayBeCut(_:)``) is never cut, as
     /// ``TransferEngine`` never splits one.
-    func forJoining(_ sources: Int, share: Int, minimumBytes: Int64, proving: Set<SourceID>, now: Double) -> [EngineSegment] {
+    func forJoining(_ sources: Int, share: Int, minimumBytes: Int64, digests: DigestSources, now: Double) -> [EngineSegment] {
         guard sources > 0 else { return [] }
         var startable: [EngineSegment] { waiting.filter { !$0.outstanding.isEmpty && $0.readyAt <= now } }
         while startable.count < max(share, sources) {
-            let running = segments.filter { $0.transfer?.mayBeCut(proving: proving) == true }
+            let running = segments.filter { $0.transfer?.mayBeCut(digests) == true }
             guard let largest = running.max(by: { $0.outstanding.count < $1.outstanding.count }),
                   largest.outstanding.count / 2 >= max(minimumBytes, 1) else { break }
             // On a piece boundary or the write alignment, as the scheduler's splits are.
@@ -123,11 +123,13 @@ final class SegmentBook {
         return failure
     }
 
-    /// What the scheduler sees: the segments with bytes to fetch, and their requests.
-    var schedulerView: [SchedulerSegment] {
+    /// What the scheduler sees: the segments with bytes to fetch, and their requests (those to
+    /// that may not be cut proven only whole, ``SegmentTransfer/mayBeCut(_:)``).
+    func schedulerView(digests: DigestSources) -> [SchedulerSegment] {
         segments.filter { !$0.isComplete }.map { segment in
             let transfer = segment.transfer.map {
-                SchedulerTransfer(id: $0.id, startedAt: $0.startedAt, receivedBytes: $0.bytesReceived, firstByteAt: $0.firstByteAt)
+                SchedulerTransfer(id: $0.id, startedAt: $0.startedAt, receivedBytes: $0.bytesReceived, firstByteAt: $0.firstByteAt,
+                                  provenOnlyWhole: !$0.mayBeCut(digests))
             }
             return SchedulerSegment(id: segment.id, outstanding: segment.outstanding, transfer: transfer, readyAt: segment.readyAt)
         }

@@ -235,10 +235,10 @@ final class SegmentTransfer {
 
     /// Whether its range may be cut short for another request to take the tail: a response
     /// carrying a `Content-Digest` is proven only whole, so cutting its tail off would leave its
-    /// bytes unproven; one whose answer has not come yet counts as such when its source sent
-    /// digests before (is in `proving`).
-    func mayBeCut(proving: Set<SourceID>) -> Bool {
-        unprovenFrom == nil && (validated || !proving.contains(sourceID))
+    /// bytes unproven; one whose answer has not come yet only when its source is known to answer
+    /// without (``DigestSources``).
+    func mayBeCut(_ digests: DigestSources) -> Bool {
+        unprovenFrom == nil && (validated || digests.mayCutUnanswered(sourceID))
     }
 
     /// Settles what the response's `Content-Digest` proved, once libcurl ended it with `result`.

@@ -35,8 +35,8 @@ final class TransferEngine: CurlLoopClient {
     private var deliveredBefore: Int64 = 0
     /// The HTTP version of the latest response, for progress reports.
     private var httpVersion: String?
-    /// Sources that have sent a `Content-Digest` we can check: their ranges are not split.
-    private var provingSources: Set<SourceID> = []
+    /// Which sources sent a `Content-Digest` we can check, and which answered without.
+    private var digestSources = DigestSources()
     /// The instant of the latest round (monotonic seconds), for a stop between rounds: the
     /// engine reads no clock, its caller gives it `now` once per round.
     private var roundAt: Double
@@ -180,14 +180,14 @@ final class TransferEngine: CurlLoopClient {
     private func decide(now: Double) throws(DownloadError) {
         sources.reportPushback(connections: scheduler.targetConnections)
         let joined = sources.refresh(running: active.values), share = max(1, scheduler.targetConnections / sources.sourceSet.ids.count)
-        for segment in book.forJoining(joined, share: joined * share, minimumBytes: configuration.minimumSplitBytes, proving: provingSources, now: now) {
+        for segment in book.forJoining(joined, share: joined * share, minimumBytes: configuration.minimumSplitBytes, digests: digestSources, now: now) {
             _ = try start(segment, now: now)
         }
         carryOut(sources.dropSlow(running: active.values, now: now), now: now)
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
         var denied = 0
-        for action in scheduler.decide(now: now, segments: book.schedulerView, receivedBytes: book.receivedBytes,
+        for action in scheduler.decide(now: now, segments: book.schedulerView(digests: digestSources), receivedBytes: book.receivedBytes,
                                        startLimit: limit) {
             switch action {
             case .start(let id):
@@ -218,8 +218,8 @@ final class TransferEngine: CurlLoopClient {
         let cut = max(offset, segment.outstanding.lower)
         guard cut < segment.state.range.upper else { return true }
         let takeover = cut == segment.outstanding.lower
-        // A slow request that may not be cut (``SegmentTransfer/mayBeCut(proving:)``) may still be replaced.
-        if !takeover, !transfer.mayBeCut(proving: provingSources) { return true }
+        // A slow request that may not be cut (``SegmentTransfer/mayBeCut(_:)``) may still be replaced.
+        if !takeover, !transfer.mayBeCut(digestSources) { return true }
         // A takeover hands the victim's connection on; a plain split needs one more.
         if !takeover, let lease = configuration.lease, !lease.acquire(host: sources[.main].origin) { return false }
         if takeover {
@@ -345,7 +345,7 @@ final class TransferEngine: CurlLoopClient {
         segment.transfer = nil
         if transfer.head.status != 0 { transfer.validateHead() }
         transfer.settleProof(result: result)
-        if transfer.contentCheck != nil { provingSources.insert(transfer.sourceID) }
+        if transfer.validated { digestSources.answered(transfer.sourceID, withDigest: transfer.contentCheck != nil) }
         sources.ended(transfer, now: now)
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)

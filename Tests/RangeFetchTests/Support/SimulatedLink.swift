@@ -17,6 +17,11 @@ struct SimulatedLink {
     var override: @Sendable (Int) -> Double? = { _ in nil }
     /// Clock time from which the n-th connection receives nothing more (a stall midway).
     var stallsAt: @Sendable (Int) -> Double? = { _ in nil }
+    /// Clock time from which the n-th connection receives at another rate (a slowdown midway).
+    var slowsAt: @Sendable (Int) -> (at: Double, bytesPerSecond: Double)? = { _ in nil }
+    /// Every request's bytes count only if it ends whole (ranges with their own
+    /// `Content-Digest`): a takeover throws its bytes away (``Outcome/discardedBytes``).
+    var provenOnlyWhole = false
     /// Send as nginx's `limit_rate` does instead of evenly: by the clock's whole second `s`, a
     /// request started in second `s0` may have received `perConnectionBytesPerSecond × (s - s0 + 1)`
     /// bytes, and what that allows arrives at once (at the link's share).
@@ -54,6 +59,8 @@ struct SimulatedLink {
         var requests: Int
         /// Requests refused (``refusesAbove``).
         var refusals = 0
+        /// Bytes takeovers threw away (``provenOnlyWhole``).
+        var discardedBytes: Int64 = 0
         /// The scheduler at the end (for what it learnt: set-up time, connection lifetime).
         var scheduler: TransferScheduler?
     }
@@ -92,7 +99,8 @@ struct SimulatedLink {
                     SchedulerSegment(id: id, outstanding: ByteRange(segment.range.lower + segment.done, segment.range.upper),
                                      transfer: requests[id].map { request in
                                          SchedulerTransfer(id: request.id, startedAt: request.started, receivedBytes: request.received,
-                                                           firstByteAt: request.received > 0 ? request.started + setup(request.connection) : nil)
+                                                           firstByteAt: request.received > 0 ? request.started + setup(request.connection) : nil,
+                                                           provenOnlyWhole: provenOnlyWhole)
                                      })
                 }
                 for action in scheduler.decide(now: now, segments: view, receivedBytes: received) {
@@ -117,6 +125,11 @@ struct SimulatedLink {
                         segments[nextSegment] = (ByteRange(cut, segment.range.upper), 0)
                         segments[id] = (ByteRange(segment.range.lower, cut), segment.done)
                         if cut == next {
+                            if provenOnlyWhole, let victim = requests[id] {
+                                outcome.discardedBytes += victim.received
+                                // Its bytes are fetched again: the segment starts over.
+                                segments[id] = (ByteRange(segment.range.lower, cut), segment.done - victim.received)
+                            }
                             requests[id] = nil
                             outcome.takeovers += 1
                         }
@@ -151,7 +164,8 @@ struct SimulatedLink {
                         let turn = inHead * server.headUnit / server.headBytesPerSecond + inBulk * server.bulkUnit / linkBytesPerSecond
                         return (request.received < server.headBytes ? server.headUnit : server.bulkUnit) / max(turn, 1e-9)
                     }
-                    let rate = override(request.connection) ?? head ?? share
+                    let slowed = slowsAt(request.connection).flatMap { now >= $0.at ? $0.bytesPerSecond : nil }
+                    let rate = slowed ?? override(request.connection) ?? head ?? share
                     request.carry += rate * step
                     bytes = min(Int64(request.carry), segment.range.count - segment.done)
                     request.carry -= Double(bytes)

@@ -1,0 +1,21 @@
+/// What a download has learnt of its sources' `Content-Digest`s, for the one rule on cutting a
+/// request short: a response with its own digest is proven only whole, so a cut would leave its
+/// bytes unprovable (dropped and fetched again). A request that has not answered yet may carry
+/// one, so it is cut only when its source has answered without a digest before; until then (the
+/// first round, a mirror just joined) it is left whole. A pure value, tested as a table.
+struct DigestSources: Sendable, Equatable {
+    /// Sources that sent a `Content-Digest` we can check.
+    private var proving: Set<SourceID> = []
+    /// Sources that answered without one.
+    private var plain: Set<SourceID> = []
+
+    /// A response from `source` was checked: with a digest or without.
+    mutating func answered(_ source: SourceID, withDigest: Bool) {
+        if withDigest { proving.insert(source) } else { plain.insert(source) }
+    }
+
+    /// Whether a request to `source` that has not answered yet may be cut.
+    func mayCutUnanswered(_ source: SourceID) -> Bool {
+        plain.contains(source) && !proving.contains(source)
+    }
+}
