@@ -185,8 +185,7 @@ struct TransferScheduler: Sendable {
     /// Whether `transfer` (with `rest` still to fetch) may be cancelled for a fresh request:
     /// always when it is silent, otherwise while replacements pay (``ReplacementJudge``); one
     /// proven only whole (``SchedulerTransfer/provenOnlyWhole``) only while what it would throw
-    /// away is under a quarter of its rest (later, a slow one is left to finish: a mirror's ranges
-    /// that carry digests, replaced late on a loaded machine, cost 1.1x the file).
+    /// away is under a quarter of its rest: later, a slow one is left to finish.
     private func mayReplace(_ transfer: SchedulerTransfer, rest: ByteRange, now: Double) -> Bool {
         if isSilent(transfer, now: now) { return true }
         guard replacements.mayReplace else { return false }
