@@ -388,6 +388,21 @@ struct TransferSchedulerTests {
         #expect(stalled.seconds < 30)
     }
 
+    /// A request that has delivered nothing while its server's bytes wait unread at our end (a
+    /// loaded machine slow to read) is not replaced: the server answered, and a takeover would
+    /// have it send the range twice. A server silent as long is replaced.
+    @Test func aRequestWhoseBytesWaitUnreadIsNotReplaced() {
+        let plan = Self.plan(size: 8 * Self.mebibyte, connections: 2)
+        var silent = SimulatedLink(setupSeconds: 0.001, perConnectionBytesPerSecond: 50e6)
+        silent.setupOf = { $0 == 1 ? 2.0 : nil }
+        #expect(silent.run(plan, scheduler: Self.scheduler(.fixed(2))).takeovers >= 1)
+        var late = SimulatedLink(setupSeconds: 0.001, perConnectionBytesPerSecond: 50e6)
+        late.readsLateUntil = { $0 == 1 ? 2.0 : nil }
+        let outcome = late.run(plan, scheduler: Self.scheduler(.fixed(2)))
+        #expect(outcome.takeovers == 0)
+        #expect(outcome.seconds < 3)
+    }
+
     @Test func healthyEqualConnectionsAreNotChurned() {
         let outcome = Self.capped.run(Self.plan(size: 32 * Self.mebibyte, connections: 8), scheduler: Self.scheduler(.fixed(8)))
         #expect(outcome.takeovers == 0)

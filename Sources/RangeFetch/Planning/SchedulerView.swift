@@ -21,6 +21,9 @@ struct SchedulerTransfer: Sendable, Equatable {
     /// Its bytes count only once it ends whole (a range proven by its own `Content-Digest`): it
     /// cannot be cut, and cancelling it throws away all it delivered.
     var provenOnlyWhole = false
+    /// It has delivered nothing yet while bytes wait unread on its connection: the server has
+    /// answered, and this machine is slow to read (a loaded one). It is not replaced for it.
+    var bytesWaiting = false
 }
 
 /// What the engine should do next on libcurl.

@@ -183,10 +183,13 @@ struct TransferScheduler: Sendable {
     }
 
     /// Whether `transfer` (with `rest` still to fetch) may be cancelled for a fresh request:
-    /// always when it is silent, otherwise while replacements pay (``ReplacementJudge``); one
-    /// proven only whole (``SchedulerTransfer/provenOnlyWhole``) only while what it would throw
-    /// away is under a quarter of its rest: later, a slow one is left to finish.
+    /// never while its server's bytes wait unread at our end (``SchedulerTransfer/bytesWaiting``:
+    /// the slowness is this machine's, and the server has sent the range already); always when
+    /// it is silent, otherwise while replacements pay (``ReplacementJudge``); one proven only
+    /// whole (``SchedulerTransfer/provenOnlyWhole``) only while what it would throw away is under
+    /// a quarter of its rest: later, a slow one is left to finish.
     private func mayReplace(_ transfer: SchedulerTransfer, rest: ByteRange, now: Double) -> Bool {
+        if transfer.bytesWaiting { return false }
         if isSilent(transfer, now: now) { return true }
         guard replacements.mayReplace else { return false }
         return !transfer.provenOnlyWhole || transfer.receivedBytes * 4 < rest.count

@@ -123,13 +123,14 @@ final class SegmentBook {
         return failure
     }
 
-    /// What the scheduler sees: the segments with bytes to fetch, and their requests (those to
-    /// that may not be cut proven only whole, ``SegmentTransfer/mayBeCut(_:)``).
-    func schedulerView(digests: DigestSources) -> [SchedulerSegment] {
+    /// What the scheduler sees: the segments with bytes to fetch, and their requests (those
+    /// that may not be cut proven only whole, ``SegmentTransfer/mayBeCut(_:)``; `bytesWaiting`
+    /// asked of those that have delivered nothing yet).
+    func schedulerView(digests: DigestSources, bytesWaiting: (SegmentTransfer) -> Bool) -> [SchedulerSegment] {
         segments.filter { !$0.isComplete }.map { segment in
             let transfer = segment.transfer.map {
                 SchedulerTransfer(id: $0.id, startedAt: $0.startedAt, receivedBytes: $0.bytesReceived, firstByteAt: $0.firstByteAt,
-                                  provenOnlyWhole: !$0.mayBeCut(digests))
+                                  provenOnlyWhole: !$0.mayBeCut(digests), bytesWaiting: $0.bytesReceived == 0 && bytesWaiting($0))
             }
             return SchedulerSegment(id: segment.id, outstanding: segment.outstanding, transfer: transfer, readyAt: segment.readyAt)
         }

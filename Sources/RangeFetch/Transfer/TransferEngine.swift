@@ -187,8 +187,12 @@ final class TransferEngine: CurlLoopClient {
         let limit = configuration.startLimit?() ?? .max
         book.addLaterPieces(below: limit, connections: configuration.connections.maximum)
         var denied = 0
-        for action in scheduler.decide(now: now, segments: book.schedulerView(digests: digestSources), receivedBytes: book.receivedBytes,
-                                       startLimit: limit) {
+        // Bytes waiting unread are asked only of requests without a byte after a tenth of a
+        // second (a socket lookup each).
+        let view = book.schedulerView(digests: digestSources) { transfer in
+            now - transfer.startedAt >= 0.1 && (transfer.unreadOnConnection?()?.bytes ?? 0) > 0
+        }
+        for action in scheduler.decide(now: now, segments: view, receivedBytes: book.receivedBytes, startLimit: limit) {
             switch action {
             case .start(let id):
                 if let segment = book[id], segment.transfer == nil, try !start(segment, now: now) { denied += 1 }

@@ -17,6 +17,10 @@ struct SimulatedLink {
     var override: @Sendable (Int) -> Double? = { _ in nil }
     /// Clock time from which the n-th connection receives nothing more (a stall midway).
     var stallsAt: @Sendable (Int) -> Double? = { _ in nil }
+    /// Clock time until which the n-th connection's bytes wait unread at our end (a loaded
+    /// machine slow to read them): it delivers nothing till then, and says
+    /// ``SchedulerTransfer/bytesWaiting``.
+    var readsLateUntil: @Sendable (Int) -> Double? = { _ in nil }
     /// Clock time from which the n-th connection receives at another rate (a slowdown midway).
     var slowsAt: @Sendable (Int) -> (at: Double, bytesPerSecond: Double)? = { _ in nil }
     /// Every request's bytes count only if it ends whole (ranges with their own
@@ -99,8 +103,11 @@ struct SimulatedLink {
                     SchedulerSegment(id: id, outstanding: ByteRange(segment.range.lower + segment.done, segment.range.upper),
                                      transfer: requests[id].map { request in
                                          SchedulerTransfer(id: request.id, startedAt: request.started, receivedBytes: request.received,
-                                                           firstByteAt: request.received > 0 ? request.started + setup(request.connection) : nil,
-                                                           provenOnlyWhole: provenOnlyWhole)
+                                                           firstByteAt: request.received > 0
+                                                               ? max(request.started + setup(request.connection), readsLateUntil(request.connection) ?? 0) : nil,
+                                                           provenOnlyWhole: provenOnlyWhole,
+                                                           bytesWaiting: request.received == 0 && now - request.started >= setup(request.connection)
+                                                               && readsLateUntil(request.connection) != nil)
                                      })
                 }
                 for action in scheduler.decide(now: now, segments: view, receivedBytes: received) {
@@ -147,6 +154,7 @@ struct SimulatedLink {
             for (id, request) in requests {
                 guard now - request.started >= setup(request.connection), let segment = segments[id] else { continue }
                 if let stall = stallsAt(request.connection), now >= stall { continue }
+                if let late = readsLateUntil(request.connection), now < late { continue }
                 var request = request
                 var bytes: Int64
                 if sendsEachSecondAtOnce, override(request.connection) == nil {
