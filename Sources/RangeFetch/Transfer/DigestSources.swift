@@ -8,12 +8,9 @@
 struct DigestSources: Sendable, Equatable {
     /// Sources that sent a `Content-Digest` we can check.
     private var proving: Set<SourceID> = []
-    /// Sources that answered without one.
-    private var plain: Set<SourceID> = []
-
     /// A response from `source` was checked: with a digest or without.
     mutating func answered(_ source: SourceID, withDigest: Bool) {
-        if withDigest { proving.insert(source) } else { plain.insert(source) }
+        if withDigest { proving.insert(source) }
     }
 
     /// Whether a request to `source` that has not answered yet may be cut.
