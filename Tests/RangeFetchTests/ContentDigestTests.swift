@@ -17,7 +17,9 @@ final class ContentDigestTests {
 
     /// The case: two mirrors besides the main URL, one corrupting one range in ten. The
     /// file is exact without `--checksum`, the lying mirror is named, and the servers together
-    /// sent at most 1.1 times the file.
+    /// sent at most 1.15 times the file. (Beside two busy loops it serves 1.03-1.07x, and 1.106x
+    /// once in about 30 runs: a request cut before its head, whose digest then cannot prove the
+    /// bytes that came, is fetched again. Leaving such requests whole starved joining mirrors.)
     @Test func aMirrorCorruptingOneRangeInTenIsCaughtRangeByRange() throws {
         let servers = try (0..<3).map { _ in try FaultServer() }
         defer { servers.forEach { $0.stop() } }
@@ -36,7 +38,7 @@ final class ContentDigestTests {
         #expect(result.stderr.contains("\(lying): the bytes it sent for ") && result.stderr.contains("do not match their Content-Digest"),
                 "\(result.stderr)")
         let served = stats.reduce(0) { $0 + $1.body_bytes }
-        #expect(Double(served) <= 1.1 * Double(size), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(result.stderr)")
+        #expect(Double(served) <= 1.15 * Double(size), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(result.stderr)")
         // Every range asked for its digest.
         let asked = stats[1].log.filter { $0.range != nil && $0.if_range != nil }
         #expect(!asked.isEmpty && asked.allSatisfy { $0.headers?["want-content-digest"] == "sha-256=10" }, "\(asked.map(\.headers))")
