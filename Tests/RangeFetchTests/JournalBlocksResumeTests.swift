@@ -53,7 +53,7 @@ final class JournalBlocksResumeTests: SlowNginxSuite {
         let segments = try plan { $0.count }.map { segment in
             withCRCs ? try Self.withBlocks(segment, of: source) : SegmentState(range: segment.range, written: segment.written, blocks: [])
         }
-        try JournalStore(path: journal).write(JournalRecord(remote: remote(), size: Self.size, segments: segments))
+        try JournalStore(path: journal).write(JournalRecord(file: remote().identity, size: Self.size, segments: segments))
         try nginx.clearAccessLog()
         let result = try runCLI(arguments)
         #expect(result.status == 0, "\(result.stderr)")
@@ -179,7 +179,7 @@ extension JournalBlocksResumeTests {
                                                        "skip=\(segment.range.lower)", "seek=\(segment.range.lower)"])
             #expect(head.status == 0)
         }
-        try JournalStore(path: journal).write(JournalRecord(remote: remote(), size: Self.size, segments: segments))
+        try JournalStore(path: journal).write(JournalRecord(file: remote().identity, size: Self.size, segments: segments))
         let run = try RunningCLI([url, "-o", target, "-n", "\(Self.connections)", "--min-segment", "1M"])
         #expect(run.waitUntilReceived(Int64(Double(Self.size) * 0.7)))
         run.send(SIGKILL)

@@ -7,7 +7,7 @@ struct JournalCodecTests {
                             advertisedDigests: [])
 
     var record: JournalRecord {
-        JournalRecord(remote: remote, size: 300, segments: [
+        JournalRecord(file: remote.identity, size: 300, segments: [
             SegmentState(range: ByteRange(0, 100), written: 100),
             SegmentState(range: ByteRange(100, 200), written: 37),
             SegmentState(range: ByteRange(200, 300), written: 0),
@@ -18,7 +18,7 @@ struct JournalCodecTests {
         let decoded = try JournalCodec.decode(JournalCodec.encode(record))
         #expect(decoded == record)
         #expect(decoded.writtenBytes == 137)
-        #expect(decoded.matches(remote))
+        #expect(decoded.matches(remote.identity))
     }
 
     @Test func rejectsEveryTruncation() {
@@ -100,7 +100,7 @@ struct JournalCodecTests {
         let record = try JournalCodec.decode(Self.framed(body, version: 1))
         #expect(record.version == 1 && record.blockBytes == nil && record.blockGrid == nil)
         #expect(record.segments == [SegmentState(range: ByteRange(0, 150), written: 150), SegmentState(range: ByteRange(150, 300), written: 20)])
-        #expect(record.matches(remote))
+        #expect(record.matches(remote.identity))
         // The header's version and the body's must agree.
         #expect(throws: JournalCodec.DecodeError.self) { try JournalCodec.decode(Self.framed(body, version: 2)) }
     }
@@ -108,10 +108,10 @@ struct JournalCodecTests {
     @Test func aJournalFromAnotherURLOrVersionDoesNotMatch() {
         var other = remote
         other.url = "http://127.0.0.1/other"
-        #expect(!record.matches(other))
+        #expect(!record.matches(other.identity))
         var changed = remote
         changed.etag = "\"e2\""
-        #expect(!record.matches(changed))
+        #expect(!record.matches(changed.identity))
     }
 }
 

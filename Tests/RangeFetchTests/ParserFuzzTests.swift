@@ -387,7 +387,7 @@ struct SplitMix64: RandomNumberGenerator {
                                 size: size, acceptsRanges: true,
                                 etag: bool() ? "\"\(number())\"" : nil, lastModified: bool() ? "Sun, 22 Nov 2026 10:00:00 GMT" : nil,
                                 suggestedName: "f", advertisedDigests: [])
-        return JournalRecord(remote: remote, size: size, segments: segments)
+        return JournalRecord(file: remote.identity, size: size, segments: segments)
     }
 }
 

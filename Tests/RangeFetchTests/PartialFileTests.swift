@@ -45,7 +45,7 @@ struct PartialFileTests {
         let remote = RemoteFile(url: "http://127.0.0.1/x", size: 4 << 20, acceptsRanges: true,
                                 etag: "\"e\"", lastModified: nil, suggestedName: "x", advertisedDigests: [])
         let store = JournalStore(path: path)
-        try store.write(JournalRecord(remote: remote, size: 4 << 20, segments: [SegmentState(range: ByteRange(0, 4 << 20))]))
+        try store.write(JournalRecord(file: remote.identity, size: 4 << 20, segments: [SegmentState(range: ByteRange(0, 4 << 20))]))
         guard case .record = store.load() else { throw TestFailure("our own journal was not read") }
         #expect(chown(path, 65534, 65534) == 0)
         guard case .unreadable(let why) = store.load() else { throw TestFailure("another user's journal was read") }

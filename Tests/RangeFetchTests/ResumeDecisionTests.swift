@@ -19,7 +19,7 @@ struct ResumeDecisionTests {
     static func record(of remote: RemoteFile = remote(), mirrorBytes: [String: [ByteRange]]? = nil) -> JournalRecord {
         var segments = planner.plan(size: remote.size ?? 0).map { SegmentState(range: $0) }
         segments[0] = SegmentState(range: segments[0].range, written: segments[0].range.count / 2)
-        var record = JournalRecord(remote: remote, size: remote.size ?? 0, segments: segments)
+        var record = JournalRecord(file: remote.identity, size: remote.size ?? 0, segments: segments)
         record.uncheckedMirrorBytes = mirrorBytes
         return record
     }
@@ -29,7 +29,7 @@ struct ResumeDecisionTests {
     static func partial(bytes: Int64 = size, journal: JournalStore.Loaded?, remote: RemoteFile = remote(),
                         identity: RemoteFile? = nil, restarting: Bool = false, adopted: Int64 = 0) -> ResumeDecision.Partial {
         ResumeDecision.Partial(path: path, bytes: bytes, adoptedPrefixBytes: adopted, journal: journal, remote: remote,
-                               identity: identity ?? remote, size: size, restarting: restarting, planner: planner)
+                               identity: (identity ?? remote).identity, size: size, restarting: restarting, planner: planner)
     }
 
     // MARK: The partial file and its journal

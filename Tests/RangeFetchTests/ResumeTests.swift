@@ -150,7 +150,7 @@ final class ResumeTests: SlowNginxSuite {
         #expect(copyfile(source, out.file("data.bin.part")))
         let segments = try SegmentPlanner(connections: 4, minimumSegmentBytes: 16 << 20).plan(size: Self.size)
             .map { try JournalBlocksResumeTests.withBlocks(SegmentState(range: $0, written: $0.count), of: source) }
-        try JournalStore(path: out.file("data.bin.part.rfjournal")).write(JournalRecord(remote: remote, size: Self.size, segments: segments))
+        try JournalStore(path: out.file("data.bin.part.rfjournal")).write(JournalRecord(file: remote.identity, size: Self.size, segments: segments))
         try nginx.clearAccessLog()
         let result = try runCLI(arguments)
         #expect(result.status == 0, "\(result.stderr)")

@@ -38,7 +38,7 @@ final class VerifiedPiecesResumeTests {
         let remote = try Prober(request: RequestOptions(), cancellation: CancellationFlag(), loop: CurlLoop()).probe(url)
         let segment = try JournalBlocksResumeTests.withBlocks(SegmentState(range: ByteRange(0, Self.size), written: Self.size),
                                                               of: part, grid: BlockGrid(fileSize: Self.size))
-        var record = JournalRecord(remote: remote, size: Self.size, segments: [segment])
+        var record = JournalRecord(file: remote.identity, size: Self.size, segments: [segment])
         var other = described
         other.digests[0] = DigestValue(algorithm: .sha256, bytes: [UInt8](repeating: 0, count: 32))
         record.verifiedPieces = JournalRecord.VerifiedPieces(pieces: recordedForTheseDigests ? described : other, indices: [0, 1, 2, 3])

@@ -195,8 +195,8 @@ struct FileDownload {
     }
 
     /// `remote` as the journal names it (``journalURL``).
-    func identity(of remote: RemoteFile) -> RemoteFile {
-        var named = remote
+    func identity(of remote: RemoteFile) -> FileIdentity {
+        var named = remote.identity
         named.url = journalURL
         return named
     }
@@ -210,7 +210,7 @@ struct FileDownload {
             store?.remove()
             return nil
         }
-        var record = JournalRecord(remote: identity(of: remote), size: size, segments: segments)
+        var record = JournalRecord(file: identity(of: remote), size: size, segments: segments)
         if let grid { record.blockBytes = grid.blockBytes }
         let writer = Checkpointer(file: file, store: store, identity: record)
         writer.noteVerified(verified)

@@ -69,7 +69,7 @@ enum ResumeDecision {
         /// The file as the server describes it now.
         var remote: RemoteFile
         /// `remote` under the URL the journal names (an `s3://` URL rather than its endpoint).
-        var identity: RemoteFile
+        var identity: FileIdentity
         /// The file's size (`remote.size`, known: the download is in ranges).
         var size: Int64
         /// This run already found the file changed and said so: an old journal goes quietly.

@@ -72,14 +72,14 @@ struct JournalRecord: Sendable, Equatable, Codable {
         }
     }
 
-    init(remote: RemoteFile, size: Int64, segments: [SegmentState]) {
-        let identity = JournalIdentity(remote.url)
+    init(file: FileIdentity, size: Int64, segments: [SegmentState]) {
+        let identity = JournalIdentity(file.url)
         url = identity.url
         urlDigest = identity.digest
         finalURL = url
         self.size = size
-        etag = remote.etag
-        lastModified = remote.lastModified
+        etag = file.etag
+        lastModified = file.lastModified
         self.segments = segments
         blockBytes = BlockGrid(fileSize: size).blockBytes
     }
@@ -90,17 +90,17 @@ struct JournalRecord: Sendable, Equatable, Codable {
     /// Bytes the record claims are on disk.
     var writtenBytes: Int64 { segments.writtenBytes }
 
-    /// Whether `remote` is the same file, in the same version, this record describes.
-    func matches(_ remote: RemoteFile) -> Bool {
-        names(remote) && remote.size == size && remote.etag == etag && remote.lastModified == lastModified
+    /// Whether `file` is the same file, in the same version, this record describes.
+    func matches(_ file: FileIdentity) -> Bool {
+        names(file) && file.size == size && file.etag == etag && file.lastModified == lastModified
     }
 
-    /// Whether this record is of a download of `remote`'s URL (``JournalIdentity``), whatever the
+    /// Whether this record is of a download of `file`'s URL (``JournalIdentity``), whatever the
     /// version of the file. A record written before identities left signatures out names the URL
     /// by its redacted text, and is taken as such.
-    func names(_ remote: RemoteFile) -> Bool {
-        let identity = JournalIdentity(remote.url)
+    func names(_ file: FileIdentity) -> Bool {
+        let identity = JournalIdentity(file.url)
         if identity.url == url { return urlDigest == nil || urlDigest == identity.digest }
-        return urlDigest == nil && Redaction.url(remote.url) == url
+        return urlDigest == nil && Redaction.url(file.url) == url
     }
 }

@@ -60,6 +60,11 @@ public struct RemoteFile: Sendable, Equatable, Codable {
         return lastModified
     }
 
+    /// The file as a journal knows it: its URL, size and validators.
+    var identity: FileIdentity {
+        FileIdentity(url: url, size: size, etag: etag, lastModified: lastModified)
+    }
+
     /// Whether `other` describes the same version of the file (size and validators).
     public func isSameVersion(as other: RemoteFile) -> Bool {
         size == other.size && etag == other.etag && lastModified == other.lastModified
