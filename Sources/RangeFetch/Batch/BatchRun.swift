@@ -68,6 +68,8 @@ final class BatchRun: Sendable {
             settled.removeAll(keepingCapacity: true)
         }
         defer { addSettled() }
+        // The directory the last file went into: made and checked once for the files after it.
+        var prepared: String?
         while !cancellation.isCancelled {
             guard let (index, entry) = feed.next() else { return }
             let key = journalKey(entry)
@@ -78,12 +80,15 @@ final class BatchRun: Sendable {
             }
             results.withLock { $0.running[index] = BatchFileResult(index: index, url: entry.url, status: .notStarted) }
             emit(.queued(index: index, url: entry.url))
-            run(index, entry: entry, key: key, loop: loop, connections: connections)
+            run(index, entry: entry, key: key, loop: loop, connections: connections, prepared: &prepared)
         }
     }
 
+    /// - Parameter prepared: the directory this worker's last file went into, made and checked
+    ///   then (``prepareDirectory(_:)``): not again for a file in the same one. (The file itself
+    ///   is still opened one component at a time, never through a link.)
     private func run(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String)?,
-                     loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections) {
+                     loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections, prepared: inout String?) {
         let began = MonotonicTime.now()
         let emit = self.emit
         // Where a file that does not finish stands: its path and the bytes it holds.
@@ -94,7 +99,12 @@ final class BatchRun: Sendable {
             let entryOptions = try self.options(for: entry)
             let source = try ResolvedSource(object: entry.url, request: entryOptions.request, s3: s3)
             let options = entryOptions.bound(to: source)
-            try Self.prepareDirectory(options.destination)
+            let directory = Self.directory(of: options.destination)
+            if directory != prepared {
+                prepared = nil
+                try Self.prepareDirectory(options.destination)
+                prepared = directory
+            }
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers)
             return try DownloadSession(source: source, options: options, cancellation: cancellation, loop: loop.get(),
@@ -218,14 +228,18 @@ final class BatchRun: Sendable {
         options.within(total: batch.maximumConnections, perHost: batch.maximumConnectionsPerHost)
     }
 
-    /// Creates the directory a file goes into (entries may name new ones), then checks it.
-    private static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) {
-        let directory = switch destination {
+    /// The directory a file saved at `destination` goes into.
+    private static func directory(of destination: DownloadOptions.Destination) -> String {
+        switch destination {
         case .file(let path): FileSystem.directoryName(of: path)
         case .directory(let directory): directory
         case .standardOutput: "."
         }
-        try FileSystem.createDirectories(directory)
+    }
+
+    /// Creates the directory a file goes into (entries may name new ones), then checks it.
+    private static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) {
+        try FileSystem.createDirectories(directory(of: destination))
         try OutputPaths.checkDestination(destination, followsLink: false)
     }
 }

@@ -28,15 +28,17 @@ struct FileDownload {
     ///   - pieces: piece digests to check after each run (a metalink's), bad pieces fetched again.
     ///   - resumed: what a resumed journal brings beyond the segments: its block grid and the
     ///     pieces it recorded as proven.
+    ///   - probedBytes: bytes of the written ones the probe brought in this run (the file's
+    ///     first, ``DownloadSession/probeKeepsBytes``): transferred, not resumed.
     func run(remote: RemoteFile, size: Int64?, segments: [SegmentState], mode: EngineConfiguration.Mode,
              file: PartialFile, store: JournalStore?, paths: OutputPaths,
              expected: [(DigestValue, String)], pieces pieceDigests: Metalink.Pieces?,
-             resumed journal: ResumedJournal = ResumedJournal()) throws(DownloadError) -> DownloadSummary {
-        let resumed = segments.writtenBytes
+             resumed journal: ResumedJournal = ResumedJournal(), probedBytes: Int64 = 0) throws(DownloadError) -> DownloadSummary {
+        let resumed = segments.writtenBytes - probedBytes
         if let size {
             // A refusal before any byte leaves no empty NAME.part behind (a file of 0 bytes that
-            // says nothing and that the next run would find).
-            let fresh = resumed == 0 && (try? file.size()) == 0
+            // says nothing and that the next run would find), nor one of the probe's bytes alone.
+            let fresh = resumed == 0 && (try? file.size()) == probedBytes
             do {
                 try checkFreeSpace(paths: paths, file: file, size: size)
                 try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.preallocate(size: size) }

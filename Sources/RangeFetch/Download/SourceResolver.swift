@@ -31,6 +31,13 @@ struct SourceResolver {
 
     /// Probes, retrying transient failures (5xx, 408, 429, resets) with the retry policy.
     func probe() throws(DownloadError) -> RemoteFile {
+        try probe(keepingUpTo: nil).remote
+    }
+
+    /// Probes as ``probe()`` does; with a `limit`, by a `GET` that keeps the file's first `limit`
+    /// bytes (``Prober/probe(_:keepingUpTo:)``): a file that small comes whole. An `s3://` object
+    /// is always probed by its signed `HEAD`.
+    func probe(keepingUpTo limit: Int?) throws(DownloadError) -> Prober.Answer {
         let prober = Prober(request: options.request, cancellation: cancellation, loop: loop, names: options.nameSource)
         var retries = 0
         while true {
@@ -48,8 +55,9 @@ struct SourceResolver {
                     lease?.settle(open: loop.openConnections)
                 }
                 do {
-                    let remote = try prober.probe(url)
-                    return s3 == nil ? remote : withPartSizes(remote, prober: prober)
+                    guard s3 == nil else { return Prober.Answer(remote: withPartSizes(try prober.probe(url), prober: prober)) }
+                    guard let limit else { return Prober.Answer(remote: try prober.probe(url)) }
+                    return try prober.probe(url, keepingUpTo: limit)
                 } catch where s3 != nil && error.httpStatus.map({ $0 >= 400 }) == true {
                     throw s3Failure(error)
                 }

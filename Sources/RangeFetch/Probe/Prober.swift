@@ -36,22 +36,79 @@ struct Prober {
         return file
     }
 
-    private enum Method { case head, firstByte }
+    /// What a probe that keeps the body learnt: the file, and its first bytes (the whole file
+    /// when ``isWhole``). `prefix` is empty when nothing worth keeping came.
+    struct Answer {
+        var remote: RemoteFile
+        var prefix: [UInt8] = []
+
+        /// Whether `prefix` is the whole file.
+        var isWhole: Bool { remote.size == Int64(prefix.count) && remote.decodingWarning == nil }
+    }
+
+    /// Probes with a `GET` of the first `limit` bytes, and keeps them: a file that small comes
+    /// whole in one request, where ``probe(_:)`` and the download would cost two (a batch of
+    /// small files is made of these). A larger file's first `limit` bytes come too, as the start
+    /// of its download. A server that ignores `Range` sends the whole file: kept when it fits,
+    /// else the transfer stops at the body's first byte. Answers that cannot be read this way
+    /// (416, a `Content-Range` other than the one asked, a coded body) fall back to ``probe(_:)``.
+    func probe(_ url: String, keepingUpTo limit: Int) throws(DownloadError) -> Answer {
+        let asked = ByteRange(0, Int64(limit))
+        let got = try exchange(url, method: .prefix(asked))
+        let response = got.response
+        guard response.status != 416, !response.hasContentEncoding else { return Answer(remote: try probe(url)) }
+        if let error = response.statusError(url: url) { throw error }
+        var file = remoteFile(url: url, effectiveURL: got.effectiveURL, response: response)
+        let body = got.completed ? got.body ?? [] : []
+        if response.status == 206 {
+            guard let contentRange = response.contentRange, let range = contentRange.range, let total = contentRange.completeLength,
+                  range == ByteRange(0, min(asked.upper, total)) else { return Answer(remote: try probe(url)) }
+            file.acceptsRanges = true
+            file.size = total
+            return Answer(remote: file, prefix: Int64(body.count) == range.count ? body : [])
+        }
+        // The whole file, Range ignored: kept when all of it came.
+        file.acceptsRanges = false
+        guard got.completed, file.size == nil || file.size == Int64(body.count) else { return Answer(remote: file) }
+        file.size = Int64(body.count)
+        return Answer(remote: file, prefix: body)
+    }
+
+    private enum Method {
+        case head, firstByte
+        /// A `GET` of `range` whose body is kept, dropped at its first byte when the head says the
+        /// whole file will not fit.
+        case prefix(ByteRange)
+    }
 
     private struct Exchange {
         var response: ResponseHead
         var effectiveURL: String
+        /// The body kept (``Method/prefix(_:)``).
+        var body: [UInt8]? = nil
+        /// Whether the transfer ended as the server sent it, not stopped by us.
+        var completed = true
     }
 
     private func exchange(_ url: String, method: Method) throws(DownloadError) -> Exchange {
         let easy = try CurlEasy()
-        request.configure(easy, url: url, method: method == .head ? "HEAD" : "GET")
-        // The body is not wanted: the transfer stops at its first byte, once the head is complete.
-        let collector = ResponseSink(cancellation: cancellation, bodyLimit: nil)
+        var isHead = false
+        if case .head = method { isHead = true }
+        request.configure(easy, url: url, method: isHead ? "HEAD" : "GET")
+        // Unless kept, the body is not wanted: the transfer stops at its first byte, once the head is complete.
+        var limit: Int?
+        if case .prefix(let range) = method { limit = Int(range.count) }
+        let collector = ResponseSink(cancellation: cancellation, bodyLimit: limit)
         collector.attach(to: easy)
         switch method {
         case .head: easy.set(CURLOPT_NOBODY, true)
         case .firstByte: easy.set(CURLOPT_RANGE, ByteRange(0, 1).httpRangeSpec)
+        case .prefix(let range):
+            easy.set(CURLOPT_RANGE, range.httpRangeSpec)
+            // A whole file (Range ignored) that will not fit is not read: its first byte ends it.
+            collector.bodyWanted = { head in
+                head.status == 206 || head.hasContentEncoding == false && (head.contentLength.map { $0 <= range.count } ?? true)
+            }
         }
         // The body is abandoned unread, so a coding it does not really have must not fail the probe.
         easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
@@ -64,7 +121,8 @@ struct Prober {
         if result != CURLE_OK && !(result == CURLE_WRITE_ERROR && collector.head.isComplete) {
             throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))
         }
-        return Exchange(response: collector.head, effectiveURL: easy.effectiveURL ?? url)
+        return Exchange(response: collector.head, effectiveURL: easy.effectiveURL ?? url, body: collector.body,
+                        completed: result == CURLE_OK)
     }
 
     /// What `response` (a probe's, or a mirror's answer to a sample) says about the file at `url`.

@@ -10,6 +10,9 @@ final class ResponseSink {
     fileprivate(set) var body: [UInt8]?
     fileprivate let bodyLimit: Int
     fileprivate let cancellation: CancellationFlag
+    /// Asked of the complete head at the body's first byte: `false` drops the body (the
+    /// transfer then stops there, as when only the head is wanted). `nil`: the body is kept.
+    var bodyWanted: ((ResponseHead) -> Bool)?
 
     /// - Parameter bodyLimit: keep the body, failing the transfer past this many bytes; `nil`
     ///   when only the head is wanted.
@@ -47,6 +50,10 @@ private func responseSinkBody(
     guard let data, let userdata else { return 0 }
     let sink = sink(userdata)
     let length = size * count
+    if let wanted = sink.bodyWanted {
+        sink.bodyWanted = nil
+        if !wanted(sink.head) { sink.body = nil }
+    }
     guard !sink.cancellation.isCancelled, let kept = sink.body?.count, kept + length <= sink.bodyLimit else { return 0 }
     sink.body?.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
     return length
