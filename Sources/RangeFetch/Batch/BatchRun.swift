@@ -106,7 +106,7 @@ final class BatchRun: Sendable {
                 prepared = directory
             }
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
-                                                       buffers: buffers)
+                                                       buffers: buffers, probeKeepsBytes: true)
             return try DownloadSession(source: source, options: options, cancellation: cancellation, loop: loop.get(),
                                        sharing: sharing) { event in
                 switch event {

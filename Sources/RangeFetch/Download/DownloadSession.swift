@@ -37,6 +37,10 @@ final class DownloadSession {
         var claims: PathClaims
         /// Write buffers, used when their size is this file's (``writeBufferBytes(_:)``).
         var buffers: BufferPool
+        /// Whether the probe keeps the file's first bytes (``probeKeepsBytes``): a list's files,
+        /// not a queue's, whose downloads pause and change speed while they run (a probe does
+        /// neither).
+        var probeKeepsBytes = false
     }
 
     /// Files smaller than this keep no journal: fetching them again costs less than the
@@ -49,12 +53,12 @@ final class DownloadSession {
     /// without waiting long for them (10 ms at 25 MiB/s).
     static let probeKeepsBytes = 256 << 10
 
-    /// What the probe keeps: ``probeKeepsBytes`` in a batch, where many small files are the
-    /// common case, for files a plain request describes (no mirrors, pieces, speed limit or
+    /// What the probe keeps: ``probeKeepsBytes`` in a batch that asks for it
+    /// (``BatchSharing/probeKeepsBytes``: a list's, where many small files are the common case), for files a plain request describes (no mirrors, pieces, speed limit or
     /// standard output); `nil` (a `HEAD`) otherwise, and when the file is already there, whole
     /// or as `NAME.part` under the URL's name: its bytes are not fetched again to be compared.
     private var probeKeeps: Int? {
-        guard sharing != nil, options.mirrors.isEmpty, options.pieceDigests == nil, options.request.speedControl == nil,
+        guard sharing?.probeKeepsBytes == true, options.mirrors.isEmpty, options.pieceDigests == nil, options.request.speedControl == nil,
               options.destination != .standardOutput else { return nil }
         let name = options.nameSource.name(url: url, redirectedTo: nil, contentDisposition: nil)
         let path = OutputPaths.path(options.destination, suggestedName: name)
