@@ -13,7 +13,8 @@ ALPN, which curl and rangefetch take and aria2c and axel, speaking HTTP/1.1, do 
 access log gives every run's TCP connections and protocol, so "16 connections" is checked, not
 assumed (HTTP/2 can multiplex many ranges onto one connection).
 Batch sections (many files, rangefetch -i against aria2c -i):
-  many         BENCH_MANY_FILES (1000) files of 64 KiB from nginx, 16 at once: files per second, RSS
+  many         BENCH_MANY_FILES (20000) files of BENCH_MANY_KIB (4) KiB from nginx, 16 at once, against
+               curl -Z and aria2c: to disk, to tmpfs, and over HTTPS with HTTP/2 offered to tmpfs
   batchcapped  8 files of 128 MiB through the capped relay, 16 connections in all
 Sections for rangefetch alone: journal (checkpoint cost), checksum (incremental SHA-256 cost),
 hash (digest throughput against sha256sum, openssl and md5sum), fleet (BENCH_FLEET_CLIENTS
@@ -56,6 +57,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -83,6 +85,7 @@ RF_FLAGS = shlex.split(os.environ.get("RF_FLAGS", ""))
 RESULTS_DIR = os.environ.get("RESULTS_DIR", "")
 MANY_DIR = os.environ.get("MANY_DIR", "")          # the small files, served at MANY_URL/<name>
 MANY_URL = os.environ.get("MANY_URL", "")
+MANY_H2_URL = os.environ.get("MANY_H2_URL", "")  # the same over HTTPS with HTTP/2 offered
 BATCH_SOURCE = os.environ.get("BATCH_SOURCE", "")  # one 128 MiB file, served as BATCH_URLS
 BATCH_URLS = os.environ.get("BATCH_URLS", "").split()
 MIRROR_URLS = os.environ.get("MIRROR_URLS", "").split()  # a second capped mirror, a 1 MiB/s one, a dead one
@@ -165,11 +168,12 @@ class Sample:
     protocols: str = ""          # their protocols, joined by + (HTTP/1.1, HTTP/2.0)
 
 
-def clean():
-    """Deletes every output (aria2c and axel leave control files too), then syncs, so the next
-    run starts with an empty directory and no write-back pending."""
-    for name in os.listdir(OUT):
-        os.remove(os.path.join(OUT, name))
+def clean(out=None):
+    """Deletes every output in out (OUT; aria2c and axel leave control files too), then syncs, so
+    the next run starts with an empty directory and no write-back pending."""
+    out = out or OUT
+    for name in os.listdir(out):
+        os.remove(os.path.join(out, name))
     subprocess.run(["sync"], check=True)
 
 
@@ -249,19 +253,20 @@ class Row:
 
 
 def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None, access_log="",
-                        timeout_s=None):
+                        timeout_s=None, out=None):
     """entries: [(Row, argv)]. Runs round 1 of every entry, then round 2, ...; a failed entry is not
     retried. runs_for(entry) may lower an entry's number of rounds (slow single streams); timeout_s
     replaces BENCH_TIMEOUT_S for one run.
     check() tells whether a run's output is right (default: TARGET has the bytes of source).
-    With access_log (nginx's), each run's TCP connections and protocols are read from it."""
+    With access_log (nginx's), each run's TCP connections and protocols are read from it.
+    out: the directory emptied before each run (OUT)."""
     check = check or (lambda: identical(source))
     for index in range(runs):
         for row, argv in entries:
             limit = runs_for(row) or runs
             if row.error or index >= limit:
                 continue
-            clean()
+            clean(out)
             offset = log_size(access_log)
             try:
                 sample = timed(argv, netns, timeout_s)
@@ -279,7 +284,7 @@ def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: 
             print(f"  run {index + 1}/{limit} {row.label}: {sample.wall_s:.2f} s"
                   + (f", {sample.tcp_connections} TCP connections, {sample.protocols}" if access_log else "")
                   + ("" if sample.bytes_ok else "  BYTES DIFFER"), flush=True)
-    clean()
+    clean(out)
 
 
 def range_text(spread, digits):
@@ -572,12 +577,12 @@ def same_files(pairs):
     return all(same_bytes(source, out) for source, out in pairs)
 
 
-def batch_section(section_id, title, commands, pairs, total_bytes, notes, timeout_s=None):
-    """commands: [(Row, argv)] that each fetch every file of `pairs` into OUT; alternating runs,
-    every file compared with its source after every run."""
+def batch_section(section_id, title, commands, pairs, total_bytes, notes, timeout_s=None, out=None):
+    """commands: [(Row, argv)] that each fetch every file of `pairs` into out (OUT); alternating
+    runs, every file compared with its source after every run."""
     say()
     say(f"running {title}: {len(commands)} commands x {RUNS} runs, alternating")
-    measure_alternating(commands, None, RUNS, check=lambda: same_files(pairs), timeout_s=timeout_s)
+    measure_alternating(commands, None, RUNS, check=lambda: same_files(pairs), timeout_s=timeout_s, out=out)
     rows = [row for row, _ in commands]
     files = len(pairs)
     extra_notes = []
@@ -598,20 +603,43 @@ def batch_section(section_id, title, commands, pairs, total_bytes, notes, timeou
 
 
 def many_section():
-    files_batch_section("many", MANY_DIR, MANY_URL, "Many files")
+    """The many-files batch three ways: to disk (OUT), to tmpfs (no disk in the way: the tools' own
+    cost per file), and over HTTPS with HTTP/2 offered to tmpfs; curl -Z beside aria2c."""
+    files_batch_section("many", MANY_DIR, MANY_URL, "Many files, to disk", curl=True)
+    tmpfs = "/dev/shm/rangefetch-bench-many"
+    os.makedirs(tmpfs, exist_ok=True)
+    try:
+        files_batch_section("many-tmpfs", MANY_DIR, MANY_URL, "Many files, to tmpfs", out=tmpfs, curl=True)
+        if MANY_H2_URL:
+            files_batch_section("many-h2-tmpfs", MANY_DIR, MANY_H2_URL,
+                                "Many files, HTTPS with HTTP/2 offered, to tmpfs", out=tmpfs, curl=True)
+    finally:
+        shutil.rmtree(tmpfs, ignore_errors=True)
 
 
-def files_batch_section(section_id, directory, url, heading):
-    """Every file of directory (served at url/<name>) by one -i list, rangefetch against aria2c,
-    16 at once."""
+def files_batch_section(section_id, directory, url, heading, out=None, curl=False):
+    """Every file of directory (served at url/<name>) by one -i list into out (OUT), rangefetch
+    against aria2c (and curl -Z with curl), 16 at once; an https url's CA given to each."""
+    out = out or OUT
     names = sorted(os.listdir(directory))
     listing = write_list(f"{section_id}.txt", [f"{url}/{name}" for name in names])
-    pairs = [(os.path.join(directory, name), os.path.join(OUT, name)) for name in names]
+    pairs = [(os.path.join(directory, name), os.path.join(out, name)) for name in names]
+    https = url.startswith("https:")
     commands = [
-        (Row("aria2c -j16 -i", "aria2c"), ["aria2c", "-q", "-j16", "-i", listing, "-d", OUT, "--file-allocation=none",
-                                          "--allow-overwrite=true", "--auto-file-renaming=false"]),
-        (Row("rangefetch -j 16 -i", "rangefetch", True), [RF, "-q", "-j", "16", "-i", listing, "-d", OUT] + RF_FLAGS),
+        (Row("aria2c -j16 -i", "aria2c"), ["aria2c", "-q", "-j16", "-i", listing, "-d", out, "--file-allocation=none",
+                                          "--allow-overwrite=true", "--auto-file-renaming=false"]
+                                          + ([f"--ca-certificate={TLS_CA}"] if https else [])),
+        (Row("rangefetch -j 16 -i", "rangefetch", True), [RF, "-q", "-j", "16", "-i", listing, "-d", out] + RF_FLAGS
+                                                         + (["--cacert", TLS_CA] if https else [])),
     ]
+    if curl:
+        # curl's list as a config file: 20,000 URLs do not fit one command line everywhere.
+        config = os.path.join(WORK, f"{section_id}.curl")
+        with open(config, "w") as handle:
+            handle.write("".join(f'url = "{url}/{name}"\n' for name in names))
+        commands.insert(0, (Row("curl -Z --parallel-max 16", "curl"),
+                            ["curl", "-sS", "-f", "-Z", "--parallel-max", "16", "--output-dir", out, "--remote-name-all",
+                             "-K", config] + (["--cacert", TLS_CA] if https else [])))
     for name in names[:64]:
         warm(os.path.join(directory, name))
     total = sum(os.path.getsize(source) for source, _ in pairs)
@@ -619,7 +647,7 @@ def files_batch_section(section_id, directory, url, heading):
     batch_section(section_id, f"{heading}: {len(names)} x {total // len(names) // 1024} KiB from nginx, 16 at once",
                   commands, pairs, total,
                   ["The wall time covers the whole list; rangefetch fdatasyncs every file before its rename."],
-                  timeout_s=max(TIMEOUT_SECONDS, len(names) * 0.05))
+                  timeout_s=max(TIMEOUT_SECONDS, len(names) * 0.05), out=out)
 
 
 def batch_capped_section():

@@ -26,7 +26,7 @@
 #                              (Benchmarks/daemon_rpc.py); 8 active get the BENCH_SIZE_MB file, more
 #                              the WAN-sized one (256 MiB), so that preallocated files fit the disk
 #   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
-#   BENCH_MANY_FILES (1000)    files of 64 KiB in the many-files section
+#   BENCH_MANY_FILES (20000), BENCH_MANY_KIB (4)   files and their size in the many-files section
 #   BENCH_LIST_LINES           lists section: lengths of the generated lists timed to their first
 #                              request ("1000000 10000000")
 #   BENCH_LIST_FILES (100000)  lists section: files of 4 KiB in the batch against aria2c (0: none;
@@ -125,14 +125,15 @@ echo "bench: generating ${size_mb} MiB of random data (WAN: the first ${wan_mb} 
 head -c "$((size_mb << 20))" /dev/urandom >"$work/www/file.bin"
 head -c "$((wan_mb << 20))" "$work/www/file.bin" >"$work/www/wan.bin"
 chmod 644 "$work/www/file.bin" "$work/www/wan.bin"
-many_files=${BENCH_MANY_FILES:-1000}
+many_files=${BENCH_MANY_FILES:-20000}
+many_kib=${BENCH_MANY_KIB:-4}
 batch_files=8
 batch_mb=$((size_mb < 128 ? size_mb : 128))
 if wants many; then
-    echo "bench: generating ${many_files} files of 64 KiB" >&2
+    echo "bench: generating ${many_files} files of ${many_kib} KiB" >&2
     mkdir -p "$work/www/many"
-    python3 -c 'import os,sys; [open(f"{sys.argv[1]}/f{i:05d}.bin","wb").write(os.urandom(65536)) for i in range(int(sys.argv[2]))]' \
-        "$work/www/many" "$many_files"
+    python3 -c 'import os,sys; [open(f"{sys.argv[1]}/f{i:05d}.bin","wb").write(os.urandom(int(sys.argv[3]) << 10)) for i in range(int(sys.argv[2]))]' \
+        "$work/www/many" "$many_files" "$many_kib"
     chmod 644 "$work/www/many"/*
 fi
 list_files=${BENCH_LIST_FILES:-100000}
@@ -217,6 +218,7 @@ ACCESS_LOG="$work/nginx/access.log" WAN_ACCESS_LOG="$work/nginx-wan/access.log" 
 WAN_URL="$wan_url" WAN_SOURCE="$work/www/wan.bin" WAN_NETNS="$RF_WAN_CLIENT_NS" \
 WAN_DESCRIPTION="$(rf_wan_describe)" BENCH_RATE_MIB="$rate_mib" RESULTS_DIR="$results" \
 MANY_DIR="$(wants many && echo "$work/www/many")" MANY_URL="http://127.0.0.1:$port/many" \
+MANY_H2_URL="https://127.0.0.1:$tls2_port/many" \
 BATCH_SOURCE="$work/www/part.bin" MIRROR_URLS="$mirror_urls" FLEET_CACHE_URL="$cache_url" \
 LISTS_DIR="$(wants lists && [ "$list_files" -gt 0 ] && echo "$work/www/lists")" LISTS_URL="http://127.0.0.1:$port/lists" CAPS_URLS="$caps_urls" \
 BATCH_URLS="$(wants batchcapped && for i in $(seq 1 "$batch_files"); do echo "http://127.0.0.1:$relay_port/part$i.bin"; done)" \

@@ -54,9 +54,10 @@ final class DownloadSession {
     static let probeKeepsBytes = 256 << 10
 
     /// What the probe keeps: ``probeKeepsBytes`` in a batch that asks for it
-    /// (``BatchSharing/probeKeepsBytes``: a list's, where many small files are the common case), for files a plain request describes (no mirrors, pieces, speed limit or
-    /// standard output); `nil` (a `HEAD`) otherwise, and when the file is already there, whole
-    /// or as `NAME.part` under the URL's name: its bytes are not fetched again to be compared.
+    /// (``BatchSharing/probeKeepsBytes``: a list's, where many small files are the common case),
+    /// for files a plain request describes (no mirrors, pieces, speed limit or standard output);
+    /// `nil` (a `HEAD`) otherwise, and when the file is already there, whole or as `NAME.part`
+    /// under the URL's name: its bytes are not fetched again to be compared.
     private var probeKeeps: Int? {
         guard sharing?.probeKeepsBytes == true, options.mirrors.isEmpty, options.pieceDigests == nil, options.request.speedControl == nil,
               options.destination != .standardOutput else { return nil }
@@ -239,7 +240,7 @@ final class DownloadSession {
         defer { file.close() }
         let prefix = fresh ? probedPrefix : []
         probedPrefix = []
-        if !prefix.isEmpty, Int64(prefix.count) == remote.size, remote.decodingWarning == nil, describedPieces == nil {
+        if !prefix.isEmpty, Prober.Answer(remote: remote, prefix: prefix).isWhole, describedPieces == nil {
             return try files.runWhole(remote: remote, body: prefix, file: file, paths: paths, expected: expected)
         }
         var probedBytes: Int64 = 0
