@@ -53,6 +53,9 @@ final class BatchRun: Sendable {
     /// TLS sessions and DNS answers, shared by every worker's connections.
     private let share = CurlShare()
 
+    /// Small files that came whole are synced and renamed together (group commit).
+    private let syncGroup = SyncGroup()
+
     /// One worker: files in order until none is left or the batch is stopped.
     func work() {
         // A loop that cannot be made fails each file this worker takes, naming why.
@@ -106,7 +109,7 @@ final class BatchRun: Sendable {
                 prepared = directory
             }
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
-                                                       buffers: buffers, probeKeepsBytes: true)
+                                                       buffers: buffers, probeKeepsBytes: true, syncGroup: syncGroup)
             return try DownloadSession(source: source, options: options, cancellation: cancellation, loop: loop.get(),
                                        sharing: sharing) { event in
                 switch event {

@@ -41,6 +41,9 @@ final class DownloadSession {
         /// not a queue's, whose downloads pause and change speed while they run (a probe does
         /// neither).
         var probeKeepsBytes = false
+        /// Where files that come whole with their probe are made durable together with the
+        /// batch's others (``SyncGroup``); `nil`: each is synced alone.
+        var syncGroup: SyncGroup? = nil
     }
 
     /// Files smaller than this keep no journal: fetching them again costs less than the
@@ -231,17 +234,18 @@ final class DownloadSession {
             }
         }
 
-        // The probe's bytes start only a file made afresh (not one resumed or adopted).
-        let fresh = adoptedPrefix == 0 && FileSystem.kind(of: paths.partial, followingLinks: false) == .missing
         let file = try PartialFile(path: paths.partial, privateMode: options.request.carriesCredentials(for: url))
         guard try DownloadError.withSystemCalls({ () throws(SystemCallError) in try file.tryLock() }) else {
             throw DownloadError(.busy, "\(paths.partial) is in use by another rangefetch process", remedy: .waitOrChooseOtherOutput)
         }
         defer { file.close() }
+        // The probe's bytes start only an empty file, held locked (not one resumed or adopted).
+        let fresh = adoptedPrefix == 0 && (try? file.size()) == 0
         let prefix = fresh ? probedPrefix : []
         probedPrefix = []
         if !prefix.isEmpty, Prober.Answer(remote: remote, prefix: prefix).isWhole, describedPieces == nil {
-            return try files.runWhole(remote: remote, body: prefix, file: file, paths: paths, expected: expected)
+            return try files.runWhole(remote: remote, body: prefix, file: file, paths: paths, expected: expected,
+                                      group: sharing?.syncGroup)
         }
         var probedBytes: Int64 = 0
         if !prefix.isEmpty, remote.isSegmentable, let size = remote.size, Int64(prefix.count) < size {

