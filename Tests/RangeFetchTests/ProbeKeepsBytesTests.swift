@@ -51,6 +51,17 @@ final class ProbeKeepsBytesTests {
         }
     }
 
+    /// Under `--max-speed` the probe is a `HEAD`, as a single download's: bytes kept from a
+    /// probe would come unlimited.
+    @Test func aSpeedLimitKeepsTheHeadProbe() throws {
+        let source = try www.randomFile("limited.bin", size: 8192)
+        let path = try list(["\(nginx.baseURL)/limited.bin"])
+        let result = try runCLI(["-i", path, "-d", out.path, "--max-speed", "10M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(nginx.accessLog().contains { $0.method == "HEAD" }, "\(nginx.accessLog().map(\.method))")
+        #expect(try Checksums.sha256sum(out.file("limited.bin")) == Checksums.sha256sum(source))
+    }
+
     /// A small file whose bytes do not match the list's `checksum=`: exit 5 naming the file,
     /// nothing at the final path, the bytes kept aside for a look.
     @Test func aSmallFileFailingItsChecksumIsNotPutInPlace() throws {

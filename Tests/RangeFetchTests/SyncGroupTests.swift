@@ -59,6 +59,19 @@ struct SyncGroupTests {
         #expect(group.groupsFlushed >= 1 && group.groupsFlushed < threads * perThread, "\(group.groupsFlushed) groups")
     }
 
+    /// Groups of at most two: the members left waiting after each flush are handed the next
+    /// group in turn, and every file lands.
+    @Test func smallGroupsHandTheRestOnUntilEveryFileLands() throws {
+        let directory = try TemporaryDirectory("rf-sync")
+        let group = SyncGroup(maximumMembers: 2)
+        let path = directory.path
+        let failures = commit(threads: 8, perThread: 20, in: path, group: group) { path + "/" + $0 }
+        #expect(failures.isEmpty, "\(failures)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: path)
+        #expect(names.filter { !$0.hasSuffix(".part") }.count == 160 && !names.contains { $0.hasSuffix(".part") }, "\(names.count) entries")
+        #expect(group.groupsFlushed >= 80, "\(group.groupsFlushed) groups of at most 2 for 160 files")
+    }
+
     /// One thread's files go to a directory that does not exist: their renames fail (naming the
     /// destination) while the other threads' files, flushed in the same groups, land.
     @Test func aFileThatCannotBeRenamedFailsAloneAndTheOthersLand() throws {

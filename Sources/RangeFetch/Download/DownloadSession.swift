@@ -62,7 +62,8 @@ final class DownloadSession {
     /// `nil` (a `HEAD`) otherwise, and when the file is already there, whole or as `NAME.part`
     /// under the URL's name: its bytes are not fetched again to be compared.
     private var probeKeeps: Int? {
-        guard sharing?.probeKeepsBytes == true, options.mirrors.isEmpty, options.pieceDigests == nil, options.request.speedControl == nil,
+        guard sharing?.probeKeepsBytes == true, options.mirrors.isEmpty, options.pieceDigests == nil,
+              options.request.speedControl == nil, options.request.maximumBytesPerSecond == nil,
               options.destination != .standardOutput else { return nil }
         let name = options.nameSource.name(url: url, redirectedTo: nil, contentDisposition: nil)
         let path = OutputPaths.path(options.destination, suggestedName: name)
@@ -243,17 +244,27 @@ final class DownloadSession {
         let fresh = adoptedPrefix == 0 && (try? file.size()) == 0
         let prefix = fresh ? probedPrefix : []
         probedPrefix = []
-        if !prefix.isEmpty, Prober.Answer(remote: remote, prefix: prefix).isWhole, describedPieces == nil {
-            return try files.runWhole(remote: remote, body: prefix, file: file, paths: paths, expected: expected,
-                                      group: sharing?.syncGroup)
+        // (Composite checksums are checked from the file, on the usual path.)
+        if !prefix.isEmpty, Prober.Answer(remote: remote, prefix: prefix).isWhole, describedPieces == nil,
+           remote.compositeChecksums == nil {
+            let summary = try files.runWhole(remote: remote, body: prefix, file: file, paths: paths, expected: expected,
+                                             group: sharing?.syncGroup)
+            store.remove() // stale, as a small file's on the usual path
+            return summary
         }
         var probedBytes: Int64 = 0
         if !prefix.isEmpty, remote.isSegmentable, let size = remote.size, Int64(prefix.count) < size {
             // The start of the file, as a prefix the plan begins after (as an adopted one): durable
             // before a journal can claim it.
-            try DownloadError.withSystemCalls { () throws(SystemCallError) in
-                try prefix.withUnsafeBytes { raw in Result { () throws(SystemCallError) in try file.write(raw, at: 0) } }.get()
-                if size >= Self.smallFileBytes { try file.synchronize() }
+            do {
+                try DownloadError.withSystemCalls { () throws(SystemCallError) in
+                    try prefix.withUnsafeBytes { raw in Result { () throws(SystemCallError) in try file.write(raw, at: 0) } }.get()
+                    if size >= Self.smallFileBytes { try file.synchronize() }
+                }
+            } catch {
+                // Nothing worth resuming: no NAME.part is left for the next run to find.
+                FileSystem.remove(paths.partial)
+                throw error
             }
             adoptedPrefix = Int64(prefix.count)
             probedBytes = adoptedPrefix
