@@ -16,7 +16,8 @@ final class BatchTests {
         lists = try TemporaryDirectory("rf-lists")
     }
 
-    private func list(_ name: String, _ lines: [String]) throws -> String {
+    /// Writes `lines` as the list `name` and returns its path.
+    func list(_ name: String, _ lines: [String]) throws -> String {
         let path = lists.file(name)
         try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
         return path

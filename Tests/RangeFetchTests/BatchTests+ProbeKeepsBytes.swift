@@ -5,32 +5,16 @@ import Testing
 /// A batch probes each file with a `GET` of its first 256 KiB and keeps them
 /// (`DownloadSession.probeKeepsBytes`): a file that small comes whole in that one request, a
 /// larger one's download starts after the bytes the probe brought, and no byte is asked twice.
-/// Real nginx for files that behave, our fault server for one that ignores `Range`.
-@Suite(.serialized)
-final class ProbeKeepsBytesTests {
-    let www: TemporaryDirectory
-    let out: TemporaryDirectory
-    let nginx: NginxServer
-    let lists: TemporaryDirectory
-
-    init() throws {
-        (www, out, nginx) = try NginxServer.withScratchDirectories()
-        lists = try TemporaryDirectory("rf-lists")
-    }
-
-    private func list(_ lines: [String]) throws -> String {
-        let path = lists.file("list.txt")
-        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
+/// Real nginx for files that behave (`BatchTests`' scratch), our fault server for one that
+/// ignores `Range`.
+extension BatchTests {
     /// Files on both sides of the limit: each exact; no `HEAD`; a file of at most 256 KiB takes
     /// one request, and no file's first 256 KiB are asked again by its ranges.
     @Test func aSmallFileTakesOneRequestAndALargerOneNoByteTwice() throws {
         let limit = Int64(DownloadSession.probeKeepsBytes)
         let sizes: [Int64] = [1, 4096, limit, limit + 1, 300 << 10, 3 << 20]
         let sources = try sizes.enumerated().map { try www.randomFile("f\($0.offset).bin", size: $0.element) }
-        let path = try list(sizes.indices.map { "\(nginx.baseURL)/f\($0).bin" })
+        let path = try list("keeps.txt", sizes.indices.map { "\(nginx.baseURL)/f\($0).bin" })
         let result = try runCLI(["-i", path, "-d", out.path, "-j", "3"])
         #expect(result.status == 0, "\(result.stderr)")
         let log = nginx.accessLog()
@@ -55,7 +39,7 @@ final class ProbeKeepsBytesTests {
     /// probe would come unlimited.
     @Test func aSpeedLimitKeepsTheHeadProbe() throws {
         let source = try www.randomFile("limited.bin", size: 8192)
-        let path = try list(["\(nginx.baseURL)/limited.bin"])
+        let path = try list("limited.txt", ["\(nginx.baseURL)/limited.bin"])
         let result = try runCLI(["-i", path, "-d", out.path, "--max-speed", "10M"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(nginx.accessLog().contains { $0.method == "HEAD" }, "\(nginx.accessLog().map(\.method))")
@@ -67,7 +51,7 @@ final class ProbeKeepsBytesTests {
     @Test func aSmallFileFailingItsChecksumIsNotPutInPlace() throws {
         try www.randomFile("bad.bin", size: 4096)
         let wrong = String(repeating: "0", count: 64)
-        let path = try list(["\(nginx.baseURL)/bad.bin", "  checksum=sha-256=\(wrong)"])
+        let path = try list("bad.txt", ["\(nginx.baseURL)/bad.bin", "  checksum=sha-256=\(wrong)"])
         let result = try runCLI(["-i", path, "-d", out.path])
         #expect(result.status == 5, "\(result.stderr)")
         #expect(result.stderr.contains("bad.bin") && result.stderr.contains("mismatch"), "\(result.stderr)")
@@ -80,7 +64,7 @@ final class ProbeKeepsBytesTests {
     @Test func aServerIgnoringRangeServesASmallFileOnceAndALargeOneAsOneStream() throws {
         let fault = try FaultServer()
         defer { fault.stop() }
-        let path = try list([fault.dataURL(size: 4096, name: "small.bin", "norange=1"),
+        let path = try list("norange.txt", [fault.dataURL(size: 4096, name: "small.bin", "norange=1"),
                              fault.dataURL(size: 4 << 20, name: "large.bin", "norange=1")])
         let result = try runCLI(["-i", path, "-d", out.path, "-j", "1"])
         #expect(result.status == 0, "\(result.stderr)")
