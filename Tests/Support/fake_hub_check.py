@@ -222,6 +222,18 @@ def read_log(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def wait_log(path, predicate, seconds=5.0):
+    """The first entry of the log at path that predicate accepts, waited for up to seconds: the
+    fake logs a request once its response has gone out, so a client that has read the response
+    may look before the line is written. None when none came."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = next((entry for entry in read_log(path) if predicate(entry)), None)
+        if found is not None or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def fetch(url, method="GET", headers=None):
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
@@ -450,7 +462,8 @@ def run(c, tmp):
     status, h2, body = fetch(location, headers={"Authorization": "Bearer " + TOKEN})
     c.ok(status == 400 and b"Only one auth mechanism" in body, "CDN refuses a request with Authorization (400)",
          f"{status} {body[:200]!r}")
-    c.ok(read_log(fake["log"])[-1]["auth"] is True, "... and logs auth: true")
+    c.ok(wait_log(fake["log"], lambda e: e["origin"] == "cdn" and e["auth"] and e["status"] == 400) is not None,
+         "... and logs auth: true")
     status, h2, body = fetch(location.replace("Signature=", "Signature=0"))
     c.ok(status == 403 and b"AccessDenied" in body, "CDN: tampered signature -> 403 AccessDenied", str(status))
     small = expected[(*pub, C_MAIN)]["sub/notes.txt"][0]
