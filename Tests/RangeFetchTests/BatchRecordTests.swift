@@ -20,6 +20,20 @@ struct BatchRecordTests {
         #expect(BatchRecord.decodeStamp(Self.line[...])?.1 == Self.record.stamp)
     }
 
+    /// The details are written by hand: byte for byte what `JSONEncoder` (keys sorted, slashes
+    /// kept) writes, for names with quotes, controls, non-ASCII and absent fields.
+    @Test(arguments: [
+        BatchRecord.Details(url: "http://h/a\"b\\c", path: "d/\u{1}\t\r\n\u{7F}é日本😀\u{2028}", etag: nil, lastModified: nil, digests: []),
+        BatchRecord.Details(url: "https://h/x", path: "p", etag: "W/\"x\"", lastModified: nil, digests: ["sha256=00", "md5=ff"]),
+        BatchRecord.Details(url: "", path: "", etag: nil, lastModified: "Tue, 01 Oct 2024", digests: ["a"]),
+    ])
+    func detailsAreWhatJSONEncoderWrites(_ details: BatchRecord.Details) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(details.json == String(decoding: try encoder.encode(details), as: UTF8.self))
+        #expect(try JSONDecoder().decode(BatchRecord.Details.self, from: Data(details.json.utf8)) == details)
+    }
+
     @Test func aRecordIsOneLineWithoutSecrets() {
         let text = String(decoding: Self.record.line, as: UTF8.self)
         #expect(text.filter { $0 == "\n" }.count == 1 && text.hasSuffix("\n"))

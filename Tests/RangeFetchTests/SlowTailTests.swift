@@ -16,7 +16,8 @@ final class SlowTailTests {
 
     deinit { server.stop() }
 
-    /// Seconds one download of `url` with 8 fixed connections takes; checks the bytes.
+    /// Seconds one download of `url` with 8 fixed connections takes and its warnings (with
+    /// ``cutShort`` for each request cut short); checks the bytes.
     private func timedDownload(_ url: String, size: Int64, name: String) async throws -> (Double, [String]) {
         var options = DownloadOptions()
         options.destination = .file(out.file(name))
@@ -26,6 +27,13 @@ final class SlowTailTests {
         let start = MonotonicTime.now()
         _ = try await Downloader(options: options).download(url) { event in
             if case .warning(let warning) = event { warnings.withLock { $0.append(warning.message) } }
+            // A trickling request (under 50 kB/s) that ended well with a small part of what it
+            // asked was cut short: a faster connection split its rest off (the other way a slow
+            // request is dealt with).
+            if case .requestEnded(let end) = event, end.failure == nil, let range = end.range, end.bytes < range.count / 4,
+               end.bytesPerSecond < 50_000 {
+                warnings.withLock { $0.append(Self.cutShort) }
+            }
         }
         let seconds = MonotonicTime.now() - start
         let actual = try Data(contentsOf: URL(fileURLWithPath: out.file(name)))
@@ -33,6 +41,9 @@ final class SlowTailTests {
         try FileManager.default.removeItem(atPath: out.file(name))
         return (seconds, warnings.current)
     }
+
+    /// Stands in the warnings for a request cut short by a split (``timedDownload(_:size:name:)``).
+    static let cutShort = "(a request was cut short)"
 
     /// What goes wrong, as fault-server parameters.
     static let faults: [(String, String)] = [
@@ -55,7 +66,10 @@ final class SlowTailTests {
         let (slow, warnings) = try await timedDownload(server.dataURL(size: size, name: "slow.bin", query(fault.1)),
                                                        size: size, name: "slow.bin")
         print("slow tail, \(link.0) link, \(fault.0): clean \(String(format: "%.2f", clean)) s, hostile \(String(format: "%.2f", slow)) s (\(String(format: "%.2f", slow / clean))x)")
-        #expect(warnings.contains { $0.contains("took over") }, "no connection was taken over")
+        // Which of the two wins is a race: a trickle judged slow is taken over, unless a faster
+        // connection that ran out of work split its rest off first (seen at 0.97x of the clean run).
+        #expect(warnings.contains { $0.contains("took over") || $0 == Self.cutShort },
+                "no connection was taken over or cut short")
         // 1.5x the clean run, plus 0.5 s for process noise on a busy 2-core machine (beside two
         // busy loops a stalled first byte on the 0.14 s fast link was seen at 0.42-0.56 s: the
         // stall must first be told from a slow start, whatever the clean run's length).

@@ -71,8 +71,8 @@ final class BatchRun: Sendable {
             settled.removeAll(keepingCapacity: true)
         }
         defer { addSettled() }
-        // The directory the last file went into: made and checked once for the files after it.
-        var prepared: String?
+        // The directory the last file went into: made, checked and opened once for the files after it.
+        var prepared: DirectoryHandle?
         while !cancellation.isCancelled {
             guard let (index, entry) = feed.next() else { return }
             let key = journalKey(entry)
@@ -87,11 +87,11 @@ final class BatchRun: Sendable {
         }
     }
 
-    /// - Parameter prepared: the directory this worker's last file went into, made and checked
-    ///   then (``prepareDirectory(_:)``): not again for a file in the same one. (The file itself
-    ///   is still opened one component at a time, never through a link.)
+    /// - Parameter prepared: the directory this worker's last file went into, made, checked and
+    ///   opened then (``prepareDirectory(_:)``, walked one component at a time, never through a
+    ///   link): not again for a file in the same one, whose `NAME.part` is created in it.
     private func run(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String)?,
-                     loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections, prepared: inout String?) {
+                     loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections, prepared: inout DirectoryHandle?) {
         let began = MonotonicTime.now()
         let emit = self.emit
         // Where a file that does not finish stands: its path and the bytes it holds.
@@ -103,13 +103,13 @@ final class BatchRun: Sendable {
             let source = try ResolvedSource(object: entry.url, request: entryOptions.request, s3: s3)
             let options = entryOptions.bound(to: source)
             let directory = Self.directory(of: options.destination)
-            if directory != prepared {
+            if directory != prepared?.path {
                 prepared = nil
-                try Self.prepareDirectory(options.destination)
-                prepared = directory
+                prepared = try Self.prepareDirectory(options.destination)
             }
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
-                                                       buffers: buffers, probeKeepsBytes: true, syncGroup: syncGroup)
+                                                       buffers: buffers, probeKeepsBytes: true, syncGroup: syncGroup,
+                                                       directory: prepared)
             return try DownloadSession(source: source, options: options, cancellation: cancellation, loop: loop.get(),
                                        sharing: sharing) { event in
                 switch event {
@@ -231,18 +231,20 @@ final class BatchRun: Sendable {
         options.within(total: batch.maximumConnections, perHost: batch.maximumConnectionsPerHost)
     }
 
-    /// The directory a file saved at `destination` goes into.
+    /// The directory a file saved at `destination` goes into, as the directory part of the
+    /// file's path (``PartialFile`` compares the two).
     private static func directory(of destination: DownloadOptions.Destination) -> String {
-        switch destination {
-        case .file(let path): FileSystem.directoryName(of: path)
-        case .directory(let directory): directory
-        case .standardOutput: "."
-        }
+        FileSystem.directoryName(of: OutputPaths.path(destination, suggestedName: "name"))
     }
 
-    /// Creates the directory a file goes into (entries may name new ones), then checks it.
-    private static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) {
+    /// Creates the directory a file goes into (entries may name new ones), checks it, and opens it.
+    private static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) -> DirectoryHandle {
         try FileSystem.createDirectories(directory(of: destination))
         try OutputPaths.checkDestination(destination, followsLink: false)
+        do {
+            return try DirectoryHandle(directory(of: destination))
+        } catch {
+            throw error.downloadError
+        }
     }
 }

@@ -5,7 +5,7 @@
 /// The guarantee is exact: entries given up front are compared by path; a listed entry (a prefix's
 /// object, a list's line) whose fingerprint was seen before is compared against the earlier
 /// objects by listing their prefixes again, and against the earlier lines by reading the list
-/// again from its start, or the copy ``ManifestReader`` keeps of a pipe's (a fingerprint collision of
+/// again from its start, or the copy `ManifestReader` keeps of a pipe's (a fingerprint collision of
 /// distinct paths is rare: ``PathFingerprints``). Only when there is no copy (no room for it) is
 /// such an entry refused as a possible duplicate, saying so.
 struct DistinctPaths {
@@ -38,7 +38,7 @@ struct DistinctPaths {
 
     /// Records `entry`'s path, or throws a usage error naming it and the earlier entry with the
     /// same path. `arrival.listed` carries a file holding the list's lines so far
-    /// (``ManifestReader/rereadable``); `earlierObject(path)` is the first prefix object checked
+    /// (`ManifestReader.rereadable`); `earlierObject(path)` is the first prefix object checked
     /// before `entry` that is saved at `path` (prefixes are listed again to tell, which only a
     /// fingerprint shared with an earlier path asks for).
     mutating func check(_ entry: BatchEntry, arrival: Arrival,

@@ -13,13 +13,13 @@ import FoundationEssentials
 ///   (also `sha512`, `sha1`, `md5`, `checksum`, `header`); other keys are ignored.
 ///
 /// Any malformed line is a usage error naming the file and line: ``parse(_:source:)`` finds it before
-/// a byte is fetched; a streamed list (``ManifestReader``) when the reader reaches it.
+/// a byte is fetched; a streamed list (`ManifestReader`) when the reader reaches it.
 public enum Manifest {
     /// The options an indented line may set.
     public static let optionNames = ["out", "dir", "checksum", "header"]
 
     /// Parses a list: its entries in order, or a usage error naming `source` and the line.
-    /// (A list too long to hold is read with ``ManifestReader``, line by line, by the same parser.)
+    /// (A list too long to hold is read with `ManifestReader`, line by line, by the same parser.)
     public static func parse(_ text: String, source: String) throws(DownloadError) -> [BatchEntry] {
         var parser = ManifestParser(source: source)
         var entries: [BatchEntry] = []

@@ -1,11 +1,11 @@
 /// Turns a list's lines into entries one line at a time, so a list of any length is parsed with
 /// the memory of one entry (``Manifest`` describes the format; ``Manifest/parse(_:source:)`` and
-/// ``ManifestReader`` both use this parser).
+/// `ManifestReader` both use this parser).
 ///
 /// An entry is complete only when the next entry's line (or the end) comes, since indented option
 /// lines may follow its URL: ``consume(_:)`` hands back the entry the line completed, ``finish()``
 /// the last one.
-public struct ManifestParser: Sendable {
+package struct ManifestParser: Sendable {
     /// The list's name in messages (`list.txt`, `stdin`).
     public let source: String
     /// Lines consumed so far: the number of the line just read.

@@ -9,7 +9,7 @@ import Glibc
 ///
 /// A malformed line is a usage error naming the file and line, thrown when the reader reaches it.
 /// Reads with plain `read(2)`, so a pipe or FIFO works (`-` is standard input).
-public final class ManifestReader {
+package final class ManifestReader {
     /// Bytes read from the file at a time.
     static let chunkBytes = 64 * 1024
     /// The longest line accepted, in bytes: a longer one is an error rather than unbounded memory.

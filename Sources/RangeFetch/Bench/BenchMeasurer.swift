@@ -6,7 +6,7 @@ import CCurl
 /// Carries out a ``BenchPlan``: probes the URL, then for each connection count runs its own
 /// `CurlLoop` with one ranged request per connection (distinct slices of the file,
 /// never more than the file per run), and summarises the sweep in a ``BenchReport``.
-public struct BenchMeasurer: Sendable {
+package struct BenchMeasurer: Sendable {
     /// What the measurer reports while it works.
     public enum Event: Sendable {
         /// The file was probed; `oneStreamReason` is set when only a plain stream can be measured.

@@ -1,6 +1,6 @@
 /// What `rangefetch bench` measures: which connection counts, for how long, how often, and
-/// where the bytes go. A pure value; ``BenchMeasurer`` carries it out.
-public struct BenchPlan: Sendable, Equatable {
+/// where the bytes go. A pure value; `BenchMeasurer` carries it out.
+package struct BenchPlan: Sendable, Equatable {
     /// Where received bytes go.
     public enum Sink: String, Sendable, CaseIterable {
         /// Discarded as they arrive: measures the network and the server.

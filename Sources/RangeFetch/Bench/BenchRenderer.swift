@@ -1,5 +1,5 @@
 /// Turns bench results into JSON lines, CSV, a table and a text bar chart.
-public enum BenchRenderer {
+package enum BenchRenderer {
     /// One `bench_step` JSON object (no trailing newline). Rates in bytes per second.
     public static func json(step: BenchStep, sink: BenchPlan.Sink) -> String {
         var object = JSONObject()

@@ -1,5 +1,5 @@
 /// One run of one step: `connections` ranged requests in parallel, measured.
-public struct BenchSample: Sendable, Equatable {
+package struct BenchSample: Sendable, Equatable {
     /// Connections of the step.
     public var connections: Int
     /// Bytes received (`--sink null`) or written (`--sink disk`) by all connections.
@@ -58,7 +58,7 @@ public struct BenchSample: Sendable, Equatable {
 }
 
 /// One step of the sweep: every run at one connection count, summarised.
-public struct BenchStep: Sendable, Equatable {
+package struct BenchStep: Sendable, Equatable {
     /// Connections of the step.
     public var connections: Int
     /// Its runs.
@@ -124,7 +124,7 @@ func median(_ values: [Double]) -> Double {
 }
 
 /// Everything `rangefetch bench` found.
-public struct BenchReport: Sendable, Equatable {
+package struct BenchReport: Sendable, Equatable {
     /// What was measured.
     public var url: String
     /// The file's size, when the server gave it.

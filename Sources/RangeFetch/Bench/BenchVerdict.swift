@@ -1,6 +1,6 @@
 /// What a sweep means: the knee (the connection count worth using) and the likely limit.
 /// A pure function of the measured steps.
-public struct BenchVerdict: Sendable, Equatable {
+package struct BenchVerdict: Sendable, Equatable {
     /// The likely bottleneck.
     public enum Limit: String, Sendable {
         /// Each connection is capped: throughput grows with the count.

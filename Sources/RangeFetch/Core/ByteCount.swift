@@ -1,5 +1,5 @@
 /// Parses and formats human byte counts such as `4M`, `1.5G` or `512k` (binary multiples).
-public enum ByteCount {
+package enum ByteCount {
     /// Parses a non-negative size with an optional K/M/G/T suffix (powers of 1024; an optional
     /// trailing `B` or `iB` is accepted). Returns `nil` for anything else, including overflow.
     public static func parse(_ text: String) -> Int64? {

@@ -79,10 +79,10 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
     /// The server's `Retry-After`, when it sent one with this failure.
     var retryAfterSeconds: Double?
     /// One line describing what failed, naming the URL, path, status or errno involved. URLs in
-    /// it are redacted (``Redaction``): no password or signature.
+    /// it are redacted (`Redaction`): no password or signature.
     public let message: String
     /// The URL of the request or source the failure is about, as ``message`` names it, redacted
-    /// (``Redaction/url(_:)``: no password or signature); `nil` when the failure is about no URL
+    /// (`Redaction.url(_:)`: no password or signature); `nil` when the failure is about no URL
     /// (a local file, an option). A mirror's failure carries the mirror's URL, a failure after a
     /// redirect the URL the request went to.
     public let url: String?

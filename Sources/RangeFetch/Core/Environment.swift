@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The process's environment variables, as the settings that read them see it.
-public enum Environment {
+package enum Environment {
     /// The variable's value; `nil` when it is unset or empty (an empty one means "not set" to
     /// curl and AWS's tools alike).
     public static func value(_ name: String) -> String? {

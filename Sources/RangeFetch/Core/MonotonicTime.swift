@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Seconds on the monotonic clock (`CLOCK_MONOTONIC`), for rates, timeouts and backoff.
-public enum MonotonicTime {
+package enum MonotonicTime {
     /// Seconds on a clock that never goes back (`CLOCK_MONOTONIC`).
     public static func now() -> Double {
         var spec = timespec()

@@ -2,7 +2,7 @@
 /// the values of query parameters that sign or authorise a request (S3, GCS and Azure
 /// signatures, security tokens, access tokens). Journals, events, warnings and error messages
 /// carry URLs only through here; requests use the real ones.
-public enum Redaction {
+package enum Redaction {
     /// What stands in for a secret.
     public static let mask = "REDACTED"
 
@@ -25,6 +25,8 @@ public enum Redaction {
 
     /// `url` with its password and secret query values replaced by ``mask``.
     public static func url(_ url: String) -> String {
+        // Nothing to redact without a login or a query (a list's URLs, each redacted several times).
+        guard url.utf8.contains(where: { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") }) else { return url }
         var text = Substring(url)
         return String(scrubURL(&text))
     }

@@ -44,6 +44,9 @@ final class DownloadSession {
         /// Where files that come whole with their probe are made durable together with the
         /// batch's others (``SyncGroup``); `nil`: each is synced alone.
         var syncGroup: SyncGroup? = nil
+        /// The directory the worker's files go into, held open from file to file (opened again
+        /// for a file elsewhere): `NAME.part` is created in it without walking its path again.
+        var directory: DirectoryHandle? = nil
     }
 
     /// Files smaller than this keep no journal: fetching them again costs less than the
@@ -235,7 +238,8 @@ final class DownloadSession {
             }
         }
 
-        let file = try PartialFile(path: paths.partial, privateMode: options.request.carriesCredentials(for: url))
+        let file = try PartialFile(path: paths.partial, privateMode: options.request.carriesCredentials(for: url),
+                                   in: sharing?.directory)
         guard try DownloadError.withSystemCalls({ () throws(SystemCallError) in try file.tryLock() }) else {
             throw DownloadError(.busy, "\(paths.partial) is in use by another rangefetch process", remedy: .waitOrChooseOtherOutput)
         }

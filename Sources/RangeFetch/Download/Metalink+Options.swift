@@ -41,7 +41,7 @@ extension Metalink {
 }
 
 extension BatchEntry {
-    /// An entry whose ``url`` names a local metalink file (``SourceAddress/isMetalinkFile(_:)``)
+    /// An entry whose ``url`` names a local metalink file (`SourceAddress.isMetalinkFile(_:)`)
     /// made the download it describes, as ``Metalink/apply(to:)`` does for one file: its best
     /// URL, the rest as mirrors after any given, its digests where none of that algorithm was
     /// given, its size and pieces, and its name unless `out=` gave one. Other entries are

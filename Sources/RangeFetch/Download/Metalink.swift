@@ -3,7 +3,7 @@
 /// whole-file digests, piece digests and the URLs that serve it. A pure value, read by
 /// ``parse(_:origin:)``.
 ///
-/// Everything in it is untrusted: the name is made a plain file name (``FileName/usable(_:from:)``
+/// Everything in it is untrusted: the name is made a plain file name (`FileName.usable(_:from:)`
 /// as a server's name: its last path component only, so `../../etc/x` is saved as `x` in the
 /// output directory, never outside it); only `http://` and `https://` URLs are kept (others are
 /// listed in ``ignored``); a document over ``maximumBytes`` or with a DTD (entities, external

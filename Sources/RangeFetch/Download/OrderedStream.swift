@@ -32,7 +32,7 @@ final class OrderedStream: @unchecked Sendable {
     private struct State {
         var digest: MultiDigest?
         var follower = PrefixFollower()
-        /// When the output took its first byte (``MonotonicTime``).
+        /// When the output took its first byte (`MonotonicTime`).
         var firstSentAt: Double?
     }
 
@@ -58,7 +58,7 @@ final class OrderedStream: @unchecked Sendable {
     /// Bytes the output has taken.
     var sentBytes: Int64 { sent.load(ordering: .acquiring) }
 
-    /// When the output took its first byte (``MonotonicTime``); `nil` until it has.
+    /// When the output took its first byte (`MonotonicTime`); `nil` until it has.
     var firstSentAt: Double? { state.withLock { $0.firstSentAt } }
 
     /// Ranges starting at or beyond this offset must wait.

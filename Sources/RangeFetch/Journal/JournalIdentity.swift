@@ -27,7 +27,7 @@
 /// guessable secret (a short password in `user:pass@`) could be found again from it by trying
 /// candidates, as from any unsalted hash. It is written only when the URL holds a redacted value.
 struct JournalIdentity: Sendable, Equatable {
-    /// The URL without a signature's parameters, redacted (``Redaction/url(_:)``): what the
+    /// The URL without a signature's parameters, redacted (`Redaction.url(_:)`): what the
     /// journal's `url` field holds and messages show.
     let url: String
     /// SHA-256 (lowercase hex) of the URL without a signature's parameters when ``url`` had to

@@ -1,5 +1,5 @@
 /// Makes safe local file names out of what a URL or a server says.
-public enum FileName {
+package enum FileName {
     /// Who offered a name, which decides how far it is trusted.
     public enum Origin: Sendable, Equatable {
         /// The last segment of the URL the user gave: kept as written, a leading dot included

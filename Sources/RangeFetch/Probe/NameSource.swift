@@ -2,12 +2,12 @@
 ///
 /// By default the name is the URL's own, as `curl -O` and wget (since CVE-2010-2252) do: a
 /// server cannot choose which file lands in the directory. Whatever the source, the name is made
-/// safe by ``FileName/usable(_:from:)``; a name from a server never starts with a dot.
+/// safe by `FileName.usable(_:from:)`; a name from a server never starts with a dot.
 ///
 /// | source | `Content-Disposition` | redirect target's last segment | given URL's last segment |
 /// |---|---|---|---|
-/// | ``givenURL`` | ignored | ignored | used, else ``FileName/fallback`` |
-/// | ``server`` | first choice | second choice | third choice, else ``FileName/fallback`` |
+/// | ``givenURL`` | ignored | ignored | used, else `FileName.fallback` |
+/// | ``server`` | first choice | second choice | third choice, else `FileName.fallback` |
 public enum NameSource: Sendable, Equatable {
     /// The last path segment of the URL the user gave, percent-decoded.
     case givenURL
@@ -18,7 +18,8 @@ public enum NameSource: Sendable, Equatable {
     /// The local name for a file requested as `url`, whose redirects ended at `redirectedTo`
     /// (`nil`: none), answered with `contentDisposition` (the header's value, if any).
     public func name(url: String, redirectedTo: String?, contentDisposition: String?) -> String {
-        let given = Self.givenName(of: url)
+        // A plain URL's name is read without libcurl's parser (a list's file is named twice).
+        let given = PlainURL(url).map(Self.name) ?? Self.givenName(of: url)
         guard self == .server else { return given ?? FileName.fallback }
         var offered = [contentDisposition.flatMap(FileName.fromContentDisposition)]
         // Without a redirect (or one to the same name) the last segment is the user's own.

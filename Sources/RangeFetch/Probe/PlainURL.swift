@@ -2,7 +2,7 @@
 /// lower-case host name or a dotted-quad IPv4 address, an optional port, and a path of plain
 /// characters, with no user, query, fragment or percent-escape.
 ///
-/// Anything else is `nil` and goes to libcurl's parser (``URLParts/init(_:)``); what is accepted
+/// Anything else is `nil` and goes to libcurl's parser (`URLParts.init(_:)`); what is accepted
 /// here splits exactly as libcurl splits it (``PlainURLTests`` compares the two), so it only saves
 /// the time: each line of a list is checked (and named) at a few hundred nanoseconds.
 ///

@@ -2,7 +2,7 @@ import CCurl
 
 /// A URL checked and split by libcurl's own parser (`curl_url`), so we accept exactly what the
 /// transfer will.
-public struct URLParts: Sendable, Equatable {
+package struct URLParts: Sendable, Equatable {
     /// The scheme, lower case (`http`, `https`).
     public var scheme: String
     /// The host name or address.

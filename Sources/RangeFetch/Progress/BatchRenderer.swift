@@ -1,7 +1,7 @@
 /// Text for a batch: JSON lines for its own events and the final table.
-public enum BatchRenderer {
+package enum BatchRenderer {
     /// The JSON line of a batch-level event; per-file events use
-    /// ``ProgressRenderer/json(_:index:url:path:)``, so this returns `nil` for them.
+    /// `ProgressRenderer.json(_:index:url:path:)`, so this returns `nil` for them.
     /// - Parameters:
     ///   - event: the batch event.
     ///   - url: the URL of the file at a list index (redacted).

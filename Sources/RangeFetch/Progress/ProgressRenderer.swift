@@ -1,5 +1,5 @@
 /// Turns download events into text for people (a one-line bar) or programs (JSON lines).
-public enum ProgressRenderer {
+package enum ProgressRenderer {
     /// The live bar's line, without the leading carriage return:
     /// `[#########---------------]  42.0%  420.0 MiB / 1.0 GiB  105.3 MiB/s  ETA 0:06  16 conns`.
     /// - Parameters:
@@ -279,6 +279,10 @@ struct JSONObject {
     var text: String { "{" + fields.joined(separator: ",") + "}" }
 
     static func quote(_ text: String) -> String {
+        // Most text has nothing to escape: copied whole, not a scalar at a time.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -2,7 +2,7 @@
 ///
 /// Feed it the running total; it ignores the starting value, so a resumed prefix never
 /// inflates the speed.
-public struct RateEstimator: Sendable {
+package struct RateEstimator: Sendable {
     /// Samples older than this many seconds fall out of the window.
     public var windowSeconds: Double = 3
     private var samples: [(time: Double, bytes: Int64)] = []

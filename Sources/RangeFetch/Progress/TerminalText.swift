@@ -17,7 +17,7 @@
 /// | anything else (`é`, `日本`, `😀`)     | unchanged  |
 ///
 /// (Bytes that are not UTF-8 became U+FFFD when the text was decoded: harmless.)
-public enum TerminalText {
+package enum TerminalText {
     /// `text` with every terminal control written as a visible escape (see the table).
     public static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }

@@ -187,7 +187,7 @@ struct Netrc: Sendable, Equatable {
 }
 
 /// Whether a file holding settings or secrets could have been written by someone else.
-public enum FilePermissions {
+package enum FilePermissions {
     /// What is wrong with the file at `path` (see ``problem(owner:mode:caller:groupIsPrivate:)``), or `nil`
     /// when it is fine or missing.
     public static func problem(ofFileAt path: String) -> String? {

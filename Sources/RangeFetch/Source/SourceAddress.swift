@@ -13,7 +13,7 @@
 /// | `h/x`, `http://` | | `invalidURL`: not a URL, malformed |
 ///
 /// A local `FILE.meta4` is no address: ``isMetalinkFile(_:)`` tells it apart first.
-public struct SourceAddress: Sendable, Equatable {
+package struct SourceAddress: Sendable, Equatable {
     /// What the address names.
     public enum Kind: Sendable, Equatable {
         /// An HTTP(S) URL, as libcurl splits it.

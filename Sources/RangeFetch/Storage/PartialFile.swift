@@ -42,15 +42,21 @@ final class PartialFile: @unchecked Sendable {
     /// - Parameters:
     ///   - privateMode: create it readable by its owner only (0600), for downloads that carry
     ///     credentials; an existing file's mode is left as it is.
+    ///   - held: the directory `path` is in, already open (a batch's files share it); used when
+    ///     its path is the directory part of `path`, else the directory is opened anew.
     /// - Throws: a file-system error naming `path` and what is wrong when something else is
     ///   there (a link, another user's file, a file with other links, a FIFO); nothing was
     ///   written to it.
-    init(path: String, privateMode: Bool = false) throws(DownloadError) {
+    init(path: String, privateMode: Bool = false, in held: DirectoryHandle? = nil) throws(DownloadError) {
         self.path = path
         let mode: mode_t = privateMode ? 0o600 : 0o644
         let (directory, name): (DirectoryHandle, String)
         do {
-            (directory, name) = try DirectoryHandle.holding(path)
+            if let held, held.path == FileSystem.directoryName(of: path) {
+                (directory, name) = (held, FileSystem.baseName(of: path))
+            } else {
+                (directory, name) = try DirectoryHandle.holding(path)
+            }
         } catch {
             throw error.downloadError
         }

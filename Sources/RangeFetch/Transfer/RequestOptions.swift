@@ -272,7 +272,7 @@ public struct RequestOptions: Sendable, Equatable {
 }
 
 /// The library's version.
-public enum RangeFetchVersion {
+package enum RangeFetchVersion {
     /// This build's version.
     public static let string = "0.1.0"
 }

@@ -13,7 +13,7 @@
 /// | `s3://b/p/` | object | | | | `invalidURL`: names a prefix (`fetchPrefixAsBatch`) |
 /// | `s3://b/p/`, `s3://b` | prefix | the endpoint's URL of bucket `b`, signed | the endpoint | the run's | |
 /// | `https://h/f`, `s3://b/k` | prefix | | | | `invalidURL`: not an `s3://BUCKET/PREFIX/` URL |
-/// | `ftp://h/f`, `h/f`, `s3://` | object | | | | as ``SourceAddress/init(_:)``: `unsupportedScheme`, `invalidURL` |
+/// | `ftp://h/f`, `h/f`, `s3://` | object | | | | as `SourceAddress.init(_:)`: `unsupportedScheme`, `invalidURL` |
 struct ResolvedSource: Sendable {
     /// What the text names.
     let address: SourceAddress
@@ -34,7 +34,7 @@ struct ResolvedSource: Sendable {
     var journalURL: String { address.text }
 
     /// `text` as an object to download: see the table.
-    /// - Throws: as ``SourceAddress/init(_:)``; `invalidURL` for an `s3://` prefix; the S3
+    /// - Throws: as `SourceAddress.init(_:)`; `invalidURL` for an `s3://` prefix; the S3
     ///   configuration's usage error; a netrc file's error.
     init(object text: String, request: RequestOptions, s3: S3ConfigurationOnce) throws(DownloadError) {
         try self.init(object: Self.address(text), request: request, s3: s3)

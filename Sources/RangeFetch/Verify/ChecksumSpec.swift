@@ -1,5 +1,5 @@
 /// Parses the ways users hand us expected digests.
-public enum ChecksumSpec {
+package enum ChecksumSpec {
     /// Parses `ALGO=HEX` (`sha256=…`, `SHA-256=…`, `md5=…`, `crc32c=…`; hex in either case; a
     /// CRC's hex is its value, most significant digit first: `crc32c=e3069283`).
     public static func parse(_ text: String) throws(DownloadError) -> DigestValue {

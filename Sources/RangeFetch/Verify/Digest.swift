@@ -8,7 +8,7 @@ import COpenSSL
 /// let hex = digest.finalize().hex
 /// ```
 /// Not thread-safe; one instance per stream.
-public final class Digest {
+package final class Digest {
     /// The algorithm it computes.
     public let algorithm: DigestAlgorithm
     /// OpenSSL's context; `nil` for a CRC.

@@ -76,7 +76,7 @@ public struct S3Configuration: Sendable, Equatable {
 }
 
 /// An `s3://BUCKET/KEY` URL. A key that is empty or ends in `/` names a prefix.
-public struct S3Location: Sendable, Equatable {
+package struct S3Location: Sendable, Equatable {
     /// The bucket.
     public var bucket: String
     /// The object's key, or a prefix (empty, or ending in `/`).
@@ -85,7 +85,7 @@ public struct S3Location: Sendable, Equatable {
     /// Whether it names a prefix rather than one object.
     public var isPrefix: Bool { key.isEmpty || key.hasSuffix("/") }
 
-    /// The location named by what follows `s3://` (`BUCKET/KEY`); ``SourceAddress`` parses
+    /// The location named by what follows `s3://` (`BUCKET/KEY`); `SourceAddress` parses
     /// the whole URL.
     init(bucketAndKey rest: Substring) {
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
