@@ -50,6 +50,33 @@ final class BatchTests {
         #expect(listed.stderr.components(separatedBy: "s3:// URLs need credentials").count - 1 == 2, "\(listed.stderr)")
     }
 
+    /// The netrc file is read once for the batch, not once per file: a login in it reaches every
+    /// file's request, and a file others may write stops the batch before any request, naming it.
+    @Test func theNetrcFileIsReadOncePerBatch() throws {
+        _ = try (1...3).map { try www.randomFile("n\($0).bin", size: 1000) }
+        let logging = try NginxServer(docroot: www.path, loggedHeader: "Authorization")
+        defer { logging.stop() }
+        let home = try TemporaryDirectory("rf-home")
+        let netrc = home.file(".netrc")
+        try "machine 127.0.0.1 login alice password s3cret\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        chmod(netrc, 0o600)
+        let lines = (1...3).map { "\(logging.baseURL)/n\($0).bin" }
+        let good = try runCLI(["--no-config", "-i", try list("netrc.txt", lines), "-d", out.path, "-j", "2"],
+                              environment: ["HOME": home.path], timeoutSeconds: 30)
+        #expect(good.status == 0, "\(good.stderr)")
+        // Basic alice:s3cret on every file's request.
+        let logged = logging.headerLog()
+        #expect((1...3).allSatisfy { number in logged.contains { $0.path == "/n\(number).bin" && $0.value == "Basic YWxpY2U6czNjcmV0" } },
+                "\(logged)")
+        chmod(netrc, 0o666)
+        let again = out.path + "/again"
+        let refused = try runCLI(["--no-config", "-i", try list("netrc2.txt", lines), "-d", again],
+                                 environment: ["HOME": home.path], timeoutSeconds: 30)
+        #expect(refused.status != 0 && refused.stderr.contains("\(netrc) is writable by every user"), "\(refused.stderr)")
+        #expect(refused.stderr.components(separatedBy: "writable by every user").count == 2, "said once: \(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: again), "nothing made before the netrc file is read")
+    }
+
     @Test func mixedListSavesEveryGoodFileExactlyAndNamesTheBadOnes() throws {
         let fault = try FaultServer()
         defer { fault.stop() }

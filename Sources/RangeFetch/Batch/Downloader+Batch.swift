@@ -61,7 +61,9 @@ extension Downloader {
     ) async throws(DownloadError) -> BatchSummary {
         try options.validate()
         try batch.validate()
-        let options = self.options
+        var options = self.options
+        // Read once for every file (a bad one stops the batch before any request), not per file.
+        try options.request.readNetrc()
         // One configuration for the prefixes' listings and every s3:// entry's requests, read
         // once (for prefixes, before the batch starts: their listers are made with the feed).
         let s3 = S3ConfigurationOnce(given: options.s3)

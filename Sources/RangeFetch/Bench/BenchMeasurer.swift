@@ -3,9 +3,9 @@ import Glibc
 #endif
 import CCurl
 
-/// Carries out a ``BenchPlan``: probes the URL, then for each connection count runs its own
+/// Carries out a `BenchPlan`: probes the URL, then for each connection count runs its own
 /// `CurlLoop` with one ranged request per connection (distinct slices of the file,
-/// never more than the file per run), and summarises the sweep in a ``BenchReport``.
+/// never more than the file per run), and summarises the sweep in a `BenchReport`.
 package struct BenchMeasurer: Sendable {
     /// What the measurer reports while it works.
     public enum Event: Sendable {

@@ -193,21 +193,24 @@ final class DownloadSession {
             emit(.warning(.oneStream(url: Redaction.url(url), why: why)))
         }
         let followsLink = OutputPaths.followsLink(options.destination, options: options)
+        // What is at a name rangefetch chose, looked at once (`lstat`) for every check below.
+        var found: FileSystem.Kind?
         if !followsLink, options.destination != .standardOutput {
             // A name rangefetch chose (from the URL, a server or a list) is only ever written as a
             // new regular file: a FIFO or device planted there would receive the download.
             let chosen = OutputPaths.path(options.destination, suggestedName: remote.suggestedName)
-            if FileSystem.kind(of: chosen, followingLinks: false) == .other {
+            found = FileSystem.kind(of: chosen, followingLinks: false)
+            if found == .other {
                 throw DownloadError(.outputExists, "\(chosen) is not a regular file (a FIFO, socket or device); nothing was written to it", remedy: .removeStrayFile)
             }
         }
         if let target = StreamTarget(destination: options.destination, suggestedName: remote.suggestedName,
-                                     followsLink: followsLink) {
+                                     followsLink: followsLink, found: found) {
             return try streams.run(remote, to: target)
         }
         let paths = try OutputPaths(destination: options.destination, suggestedName: remote.suggestedName,
-                                    followsLink: followsLink)
-        try OutputPaths.checkFinalPath(paths.final)
+                                    followsLink: followsLink, found: found)
+        try OutputPaths.checkFinalPath(paths.final, found: found)
         if let sharing, let other = sharing.claims.claim(paths.final, by: sharing.priority) {
             throw DownloadError(.invalidOption, "\(url) would be saved as \(paths.final), like entry \(other + 1) of this batch; give one of them another name (out=)", url: url)
         }
@@ -216,7 +219,7 @@ final class DownloadSession {
 
         var adoptedPrefix: Int64 = 0
         // Entries as they are, links not followed (a followed -o path was resolved above).
-        if FileSystem.kind(of: paths.final, followingLinks: false) == .regular
+        if (found ?? FileSystem.kind(of: paths.final, followingLinks: false)) == .regular
             && FileSystem.kind(of: paths.partial, followingLinks: false) == .missing {
             store.remove() // stale: left by a crash between the final rename and its removal
             let existing = FileSystem.size(of: paths.final)
@@ -245,7 +248,7 @@ final class DownloadSession {
         }
         defer { file.close() }
         // The probe's bytes start only an empty file, held locked (not one resumed or adopted).
-        let fresh = adoptedPrefix == 0 && (try? file.size()) == 0
+        let fresh = adoptedPrefix == 0 && (file.created || (try? file.size()) == 0)
         let prefix = fresh ? probedPrefix : []
         probedPrefix = []
         // (Composite checksums are checked from the file, on the usual path.)

@@ -15,12 +15,14 @@ struct OutputPaths: Sendable {
     /// write (`followsLink`) is followed once, here: the file it points to (created if missing)
     /// gets the bytes, and the link stays a link. A name chosen by a server or a list is never
     /// followed: a link there is an error, before anything is written.
-    init(destination: DownloadOptions.Destination, suggestedName: String, followsLink: Bool) throws(DownloadError) {
+    /// - Parameter found: what is at the path (`lstat`), when the caller looked already.
+    init(destination: DownloadOptions.Destination, suggestedName: String, followsLink: Bool,
+         found: FileSystem.Kind? = nil) throws(DownloadError) {
         let path = Self.path(destination, suggestedName: suggestedName)
         if followsLink {
             final = try FileSystem.followingLinks(path)
         } else {
-            try Self.refuseLink(at: path)
+            try Self.refuseLink(at: path, found: found)
             final = path
         }
     }
@@ -32,9 +34,10 @@ struct OutputPaths: Sendable {
         return false
     }
 
-    /// Throws when `path` is a symbolic link (not followed to see where it points).
-    static func refuseLink(at path: String) throws(DownloadError) {
-        guard FileSystem.kind(of: path, followingLinks: false) == .symbolicLink else { return }
+    /// Throws when `path` is a symbolic link (not followed to see where it points); `found`: what
+    /// is there (`lstat`), when the caller looked already.
+    static func refuseLink(at path: String, found: FileSystem.Kind? = nil) throws(DownloadError) {
+        guard (found ?? FileSystem.kind(of: path, followingLinks: false)) == .symbolicLink else { return }
         throw DownloadError(.fileSystem(errno: ELOOP), "\(path) is a symbolic link; a link is followed only at a path given as the output file, never at a name a server or a list chose, so nothing was written", remedy: .removeStrayFile)
     }
 
@@ -85,8 +88,10 @@ struct OutputPaths: Sendable {
         }
     }
 
-    static func checkFinalPath(_ path: String) throws(DownloadError) {
-        if path.hasSuffix("/") || FileSystem.kind(of: path) == .directory {
+    /// - Parameter found: what is at `path`, when the caller looked already (`lstat`: a link there
+    ///   was refused, so the entry is what a link would lead to).
+    static func checkFinalPath(_ path: String, found: FileSystem.Kind? = nil) throws(DownloadError) {
+        if path.hasSuffix("/") || (found ?? FileSystem.kind(of: path)) == .directory {
             throw DownloadError(.fileSystem(errno: EISDIR), "output path \(path) is a directory", remedy: .downloadIntoDirectory)
         }
     }
@@ -106,8 +111,9 @@ struct StreamTarget: Sendable {
 
     /// The stream a destination names, or `nil` when it is a (possibly new) regular file. A
     /// link at the path counts as what it points to only when `followsLink`
-    /// (``OutputPaths/followsLink(_:options:)``).
-    init?(destination: DownloadOptions.Destination, suggestedName: String, followsLink: Bool) {
+    /// (``OutputPaths/followsLink(_:options:)``); `found`: what is at the path (`lstat`), when the
+    /// caller looked already and no link is followed.
+    init?(destination: DownloadOptions.Destination, suggestedName: String, followsLink: Bool, found: FileSystem.Kind? = nil) {
         refusesLink = !followsLink
         if destination == .standardOutput {
             name = "standard output"
@@ -115,7 +121,7 @@ struct StreamTarget: Sendable {
             return
         }
         let path = OutputPaths.path(destination, suggestedName: suggestedName)
-        guard FileSystem.kind(of: path, followingLinks: followsLink) == .other else { return nil }
+        guard (found ?? FileSystem.kind(of: path, followingLinks: followsLink)) == .other else { return nil }
         name = path
         self.path = path
     }

@@ -17,6 +17,8 @@ struct CredentialScope: Sendable, Equatable {
     var origin: String?
     /// Logins read from a netrc file, when netrc is on.
     var netrc: Netrc?
+    /// Whether the netrc file was read (``netrc`` is `nil` when there was none).
+    var netrcRead = false
     /// The netrc's `machine` entries alone, for libcurl to look up at every host it reaches,
     /// redirects included (``Netrc/MachineFile``); `nil`: our own lookup for the first host only.
     var machineFile: Netrc.MachineFile?

@@ -293,10 +293,19 @@ final class PartialFile: @unchecked Sendable {
         }
         do {
             try SystemCall.check("rename", path: destination) { renameat(directory.descriptor, name, AT_FDCWD, destination) }
-            if synchronizingDirectory { try FileSystem.synchronizeDirectory(containing: destination) }
+            if synchronizingDirectory { try synchronizeDirectory(containing: destination) }
         } catch {
             throw error.downloadError
         }
+    }
+
+    /// `fsync`s the directory holding `destination`: the one this file was created in, through
+    /// the descriptor held open, when it is that one; else opened by its path.
+    func synchronizeDirectory(containing destination: String) throws(SystemCallError) {
+        guard let directory, directory.path == FileSystem.directoryName(of: destination) else {
+            return try FileSystem.synchronizeDirectory(containing: destination)
+        }
+        try SystemCall.check("fsync", path: directory.path) { fsync(directory.descriptor) }
     }
 
     /// Frees the disk blocks of `[offset, offset + length)` (the file keeps its size; the range

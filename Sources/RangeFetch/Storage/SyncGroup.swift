@@ -118,7 +118,7 @@ final class SyncGroup: Sendable {
         }
         for renamed in directories.values {
             do throws(SystemCallError) {
-                try FileSystem.synchronizeDirectory(containing: renamed[0].destination)
+                try renamed[0].file.synchronizeDirectory(containing: renamed[0].destination)
             } catch {
                 for member in renamed { member.failure = error.downloadError }
             }

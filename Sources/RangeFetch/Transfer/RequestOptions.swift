@@ -93,12 +93,17 @@ public struct RequestOptions: Sendable, Equatable {
     /// HTTP(S) form) and reads the netrc file once: see ``CredentialScope``.
     mutating func bindSecrets(to url: String) throws(DownloadError) {
         if scope.origin == nil { scope.origin = URLParts(url)?.origin }
-        // `-u` wins over netrc (as in curl): then the file is not read at all.
-        if netrc, credentials == nil, scope.netrc == nil, let path = netrcFile ?? Netrc.defaultPath {
-            scope.netrc = try Netrc.load(path: path)
-            if let text = scope.netrc?.machineText, !text.isEmpty {
-                scope.machineFile = Netrc.MachineFile(text: text, directory: Environment.value("TMPDIR") ?? "/tmp")
-            }
+        try readNetrc()
+    }
+
+    /// Reads the netrc file, once: options copied from these (a batch's files) find it read, or
+    /// found missing. `-u` wins over netrc (as in curl): then the file is not read at all.
+    mutating func readNetrc() throws(DownloadError) {
+        guard netrc, credentials == nil, !scope.netrcRead, let path = netrcFile ?? Netrc.defaultPath else { return }
+        scope.netrc = try Netrc.load(path: path)
+        scope.netrcRead = true
+        if let text = scope.netrc?.machineText, !text.isEmpty {
+            scope.machineFile = Netrc.MachineFile(text: text, directory: Environment.value("TMPDIR") ?? "/tmp")
         }
     }
 
