@@ -78,4 +78,10 @@ extension EngineConfiguration {
         let ranged = mode == .ranged
         return TransferScheduler(connections: ranged ? connections : .fixed(1), splittable: ranged, tuning: tuning)
     }
+
+    /// When the engine checkpoints, from `now` with `receivedBytes` on disk.
+    func checkpoints(now: Double, receivedBytes: Int64) -> CheckpointPolicy {
+        CheckpointPolicy(now: now, receivedBytes: receivedBytes, intervalSeconds: checkpointIntervalSeconds,
+                         intervalBytes: checkpointIntervalBytes)
+    }
 }

@@ -73,6 +73,11 @@ final class SpeedLimit {
         return true
     }
 
+    /// The cap `request` asks for (`--max-speed`, a queue's live limit); `nil` without one.
+    convenience init?(_ request: RequestOptions, now: Double) {
+        self.init(bytesPerSecond: request.maximumBytesPerSecond, control: request.speedControl, now: now)
+    }
+
     deinit {
         bucket.deinitialize(count: 1)
         bucket.deallocate()

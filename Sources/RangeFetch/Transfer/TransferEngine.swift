@@ -26,6 +26,8 @@ final class TransferEngine: CurlLoopClient {
     private var retries: SegmentRetries
     /// The main URL and its mirrors: where requests go, how each does, which are dropped.
     private let sources: EngineSources
+    /// A batch's connection budget, taken per request.
+    private let leases: EngineLease
     private var checkpoints: CheckpointPolicy
     /// `--max-speed`: one bucket for all transfers.
     private let speedLimit: SpeedLimit?
@@ -52,17 +54,15 @@ final class TransferEngine: CurlLoopClient {
         self.cancellation = cancellation
         self.report = report
         sources = EngineSources(remote: configuration.remote, mirrors: configuration.mirrors, feed: configuration.mirrorFeed, report: report)
+        leases = EngineLease(lease: configuration.lease) { [sources] in sources[$0].origin }
         book = SegmentBook(configuration)
         pool = configuration.writeBuffers
         writer = WriteQueue(file: file, pool: pool, wake: { [loop] in loop.wakeup() })
         scheduler = configuration.scheduler
         retries = SegmentRetries(policy: configuration.retry, maximumConnections: configuration.connections.maximum)
         roundAt = now
-        checkpoints = CheckpointPolicy(now: now, receivedBytes: book.receivedBytes,
-                                       intervalSeconds: configuration.checkpointIntervalSeconds,
-                                       intervalBytes: configuration.checkpointIntervalBytes)
-        speedLimit = SpeedLimit(bytesPerSecond: configuration.request.maximumBytesPerSecond,
-                                control: configuration.request.speedControl, now: now)
+        checkpoints = configuration.checkpoints(now: now, receivedBytes: book.receivedBytes)
+        speedLimit = SpeedLimit(configuration.request, now: now)
         if configuration.request.speedControl != nil { scheduler.tuning.replacesSlowConnections = speedLimit?.bytesPerSecond == nil }
         // A stream's pieces come later: its cuts are budgeted on the whole file.
         if configuration.startLimit != nil, let size = configuration.remote.size { scheduler.budgetCuts(remaining: size) }
@@ -153,18 +153,14 @@ final class TransferEngine: CurlLoopClient {
     }
 
     private func progress() -> EngineProgress {
-        for transfer in active.values {
-            if let version = transfer.httpVersion { httpVersion = version }
-        }
+        httpVersion = active.values.lazy.compactMap(\.httpVersion).first ?? httpVersion
         return EngineProgress(receivedBytes: book.receivedBytes, contiguousBytes: book.vouchedStates.contiguousPrefix,
                               activeConnections: active.count, targetConnections: scheduler.targetConnections,
                               tcpConnections: loop.openConnections, httpVersion: httpVersion)
     }
 
     /// Body bytes the active requests have delivered so far.
-    private var deliveredBytes: Int64 {
-        active.values.reduce(0) { $0 + $1.bytesReceived }
-    }
+    private var deliveredBytes: Int64 { active.values.reduce(0) { $0 + $1.bytesReceived } }
 
     /// Counts finished writes as written and takes their buffers back; throws the first failed
     /// write (a full disk, an I/O error).
@@ -225,7 +221,7 @@ final class TransferEngine: CurlLoopClient {
         // A slow request that may not be cut (``SegmentTransfer/mayBeCut(_:)``) may still be replaced.
         if !takeover, !transfer.mayBeCut(digestSources) { return true }
         // A takeover hands the victim's connection on; a plain split needs one more.
-        if !takeover, let lease = configuration.lease, !lease.acquire(host: sources[.main].origin) { return false }
+        if !takeover, !leases.acquire(.main) { return false }
         if takeover {
             let speed = Double(transfer.bytesReceived) / max(now - transfer.startedAt, 0.001)
             report(.warning(.slowConnectionReplaced(range: segment.outstanding, bytesPerSecond: speed)))
@@ -242,16 +238,8 @@ final class TransferEngine: CurlLoopClient {
     /// - Returns: `false` when the shared budget had no connection for it.
     /// - Throws: when libcurl cannot set the request up.
     private func start(_ segment: EngineSegment, now: Double, leased: Bool = false) throws(DownloadError) -> Bool {
-        guard let id = sources.pick(maximumPerSource: configuration.maximumConnectionsPerSource, avoiding: segment.distrusted) else {
-            if leased { configuration.lease?.release(host: sources[.main].origin) }
-            return false
-        }
-        if leased && !id.isMain {
-            // The split took a connection to the main host; this request goes elsewhere.
-            configuration.lease?.release(host: sources[.main].origin)
-            if let lease = configuration.lease, !lease.acquire(host: sources[id].origin) { return false }
-        }
-        if !leased, let lease = configuration.lease, !lease.acquire(host: sources[id].origin) { return false }
+        let picked = sources.pick(maximumPerSource: configuration.maximumConnectionsPerSource, avoiding: segment.distrusted)
+        guard leases.take(for: picked, leased: leased), let id = picked else { return false }
         let requested: ByteRange? = configuration.mode == .ranged ? segment.outstanding : nil
         if configuration.mode == .singleStream {
             // A single stream starts again from byte 0: earlier writes must land first.
@@ -269,7 +257,7 @@ final class TransferEngine: CurlLoopClient {
                                            writer: writer, pool: pool, remote: sources[id].remote,
                                            toUserURL: source.requestURL == source.userURL, now: now)
         } catch {
-            configuration.lease?.release(host: sources[id].origin)
+            leases.release(id)
             throw error
         }
         transfer.sourceID = id
@@ -315,7 +303,7 @@ final class TransferEngine: CurlLoopClient {
         loop.remove(transfer.easy)
         transfer.unreadOnConnection = nil
         active.removeValue(forKey: transfer.id)
-        configuration.lease?.release(host: sources[transfer.sourceID].origin)
+        leases.release(transfer.sourceID)
         sources.ended(transfer, now: now)
         if transfer.failure == nil { transfer.flush() }
         transfer.segment.transfer = nil
@@ -345,7 +333,7 @@ final class TransferEngine: CurlLoopClient {
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
         if transfer.stoppedAtSegmentEnd, let ahead = transfer.aheadOfSegmentEnd { scheduler.noteCutStopped(aheadOfCut: ahead) }
         transfer.unreadOnConnection = nil
-        configuration.lease?.release(host: sources[transfer.sourceID].origin)
+        leases.release(transfer.sourceID)
         segment.transfer = nil
         if transfer.head.status != 0 { transfer.validateHead() }
         transfer.settleProof(result: result)
@@ -388,7 +376,10 @@ final class TransferEngine: CurlLoopClient {
             guard refusal.retry else { throw refusal.error }
             try retry(segment, after: error, retryAfter: 0, blame: .none, now: now)
         case .pushback(let error, let after):
-            pushedBack(error, by: transfer.sourceID)
+            // The server refused a connection (429, 503, a refused or reset connect): fewer connections.
+            let before = scheduler.targetConnections
+            scheduler.notePushback()
+            sources.pushedBack(transfer.sourceID, error: error, before: before, after: scheduler.targetConnections)
             try retry(segment, after: error, retryAfter: after, blame: .pushback, now: now)
         case .retry(let error, let after):
             try retry(segment, after: error, retryAfter: after, now: now)
@@ -405,12 +396,5 @@ final class TransferEngine: CurlLoopClient {
         report(.warning(warning))
         if let drop = sources.failed(transfer, why: error.message) { carryOut([drop], now: now) }
         try retry(transfer.segment, after: error, retryAfter: 0, now: now)
-    }
-
-    /// The server refused a connection (429, 503, a refused or reset connect): fewer connections.
-    private func pushedBack(_ error: DownloadError, by id: SourceID) {
-        let before = scheduler.targetConnections
-        scheduler.notePushback()
-        sources.pushedBack(id, error: error, before: before, after: scheduler.targetConnections)
     }
 }
