@@ -23,7 +23,7 @@ struct BatchRecordTests {
     /// The details are written by hand: byte for byte what `JSONEncoder` (keys sorted, slashes
     /// kept) writes, for names with quotes, controls, non-ASCII and absent fields.
     @Test(arguments: [
-        BatchRecord.Details(url: "http://h/a\"b\\c", path: "d/\u{1}\t\r\n\u{7F}é日本😀\u{2028}", etag: nil, lastModified: nil, digests: []),
+        BatchRecord.Details(url: "http://h/a\"b\\c", path: "d/\u{1}\u{8}\u{C}\u{1F}\t\r\n\u{7F}é日本😀\u{2028}", etag: nil, lastModified: nil, digests: []),
         BatchRecord.Details(url: "https://h/x", path: "p", etag: "W/\"x\"", lastModified: nil, digests: ["sha256=00", "md5=ff"]),
         BatchRecord.Details(url: "", path: "", etag: nil, lastModified: "Tue, 01 Oct 2024", digests: ["a"]),
     ])

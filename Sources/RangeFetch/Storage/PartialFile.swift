@@ -292,7 +292,14 @@ final class PartialFile: @unchecked Sendable {
             throw DownloadError(.fileSystem(errno: ESTALE), "\(path) was removed or replaced by another file during the download; nothing was moved to \(destination)")
         }
         do {
-            try SystemCall.check("rename", path: destination) { renameat(directory.descriptor, name, AT_FDCWD, destination) }
+            // Into the same directory: through its descriptor both times, so the rename lands in
+            // the directory ``synchronizeDirectory(containing:)`` syncs, even one moved meanwhile.
+            if directory.path == FileSystem.directoryName(of: destination) {
+                let newName = FileSystem.baseName(of: destination)
+                try SystemCall.check("rename", path: destination) { renameat(directory.descriptor, name, directory.descriptor, newName) }
+            } else {
+                try SystemCall.check("rename", path: destination) { renameat(directory.descriptor, name, AT_FDCWD, destination) }
+            }
             if synchronizingDirectory { try synchronizeDirectory(containing: destination) }
         } catch {
             throw error.downloadError
