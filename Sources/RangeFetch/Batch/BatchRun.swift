@@ -6,11 +6,11 @@ import Synchronization
 final class BatchRun: Sendable {
     let feed: BatchFeed
     private let base: DownloadOptions
-    private let options: BatchOptions
+    let options: BatchOptions
     let cancellation: CancellationFlag
-    private let emit: @Sendable (BatchEvent) -> Void
-    private let budget: ConnectionBudget
-    private let claims = PathClaims()
+    let emit: @Sendable (BatchEvent) -> Void
+    let budget: ConnectionBudget
+    let claims = PathClaims()
     /// Files that ended, counted, and those under way, by index.
     private let results = Mutex<(ended: BatchTally, running: [Int: BatchFileResult])>((BatchTally(), [:]))
     /// The S3 configuration for `s3://` entries: the options', else read once for the batch, when
@@ -42,7 +42,7 @@ final class BatchRun: Sendable {
     /// Write buffers not given back (0 once every worker is done).
     var buffersInUse: Int { buffers.buffersOut }
 
-    /// A worker per job; no more than the entries when they are all known.
+    /// A worker per job, for the files the lane hands on; no more than the entries when they are all known.
     var workerCount: Int { feed.streams ? options.jobs : max(1, min(options.jobs, feed.givenCount)) }
 
     var summary: BatchSummary {
@@ -51,67 +51,103 @@ final class BatchRun: Sendable {
     }
 
     /// TLS sessions and DNS answers, shared by every worker's connections.
-    private let share = CurlShare()
+    let share = CurlShare()
 
     /// Small files that came whole are synced and renamed together (group commit).
     private let syncGroup = SyncGroup()
 
-    /// One worker: files in order until none is left or the batch is stopped.
-    func work() {
-        // A loop that cannot be made fails each file this worker takes, naming why.
-        let loop = Result { () throws(DownloadError) -> CurlLoop in try CurlLoop(share: share) }
-        let connections = WorkerConnections(budget: budget)
-        defer { connections.releaseAll() }
-        // Files the journal settled, kept by the worker and added to the results in bunches: a
-        // rerun of a million is made of these, and every lock taken per entry is contended by
-        // every worker (with 8 workers on 2 cores a lock per skipped file doubled the time).
-        var settled: [BatchFileResult] = []
-        func addSettled() {
-            results.withLock { results in for result in settled { results.ended.add(result) } }
-            settled.removeAll(keepingCapacity: true)
-        }
-        defer { addSettled() }
-        // The directory the last file went into: made, checked and opened once for the files after it.
-        var prepared: DirectoryHandle?
+    /// Entries the lane handed on, for the workers (``SmallFileLane``).
+    let handoff = BatchHandoff()
+
+    /// Files being downloaded now, by the lane or a worker: the lane starts no more than `jobs`.
+    let filesActive = Atomic<Int>(0)
+
+    /// An entry taken from the feed to be downloaded (not settled by the journal).
+    struct Taken: Sendable {
+        let index: Int
+        let entry: BatchEntry
+        /// Its key in the batch journal and the path it is for (``journalKey(_:)``).
+        let key: (key: BatchKey, path: String)?
+        /// What the lane's probe answered, when it asked (``SmallFileLane``).
+        var answer: Prober.Answer?
+        let began: Double
+    }
+
+    /// The next entry to download, in order; those the journal settles on the way are added to
+    /// `settled` (and to the results in bunches). `nil` once none is left or the batch is stopped.
+    func take(settling settled: inout [BatchFileResult]) -> Taken? {
         while !cancellation.isCancelled {
-            guard let (index, entry) = feed.next() else { return }
+            guard let (index, entry) = feed.next() else { return nil }
             let key = journalKey(entry)
             if let key, maySkip, let result = skipRecorded(index, entry: entry, key: key) {
                 settled.append(result)
-                if settled.count >= Self.settledBunch { addSettled() }
+                if settled.count >= Self.settledBunch { add(settled: &settled) }
                 continue
             }
             results.withLock { $0.running[index] = BatchFileResult(index: index, url: entry.url, status: .notStarted) }
             emit(.queued(index: index, url: entry.url))
-            run(index, entry: entry, key: key, loop: loop, connections: connections, prepared: &prepared)
+            return Taken(index: index, entry: entry, key: key, answer: nil, began: MonotonicTime.now())
+        }
+        return nil
+    }
+
+    /// Adds files the journal settled to the results, all under one lock: a rerun of a million is
+    /// made of these, and every lock taken per entry is contended by every worker (with 8 workers
+    /// on 2 cores a lock per skipped file doubled the time).
+    func add(settled: inout [BatchFileResult]) {
+        guard !settled.isEmpty else { return }
+        results.withLock { results in for result in settled { results.ended.add(result) } }
+        settled.removeAll(keepingCapacity: true)
+    }
+
+    /// One worker: the entries the lane hands on, until it is done and none is left.
+    func work() {
+        // A loop that cannot be made fails each file this worker takes, naming why.
+        var loop: Result<CurlLoop, DownloadError>?
+        let connections = WorkerConnections(budget: budget)
+        defer { connections.releaseAll() }
+        // The directory the last file went into: made, checked and opened once for the files after it.
+        var prepared: DirectoryHandle?
+        while let taken = handoff.next() {
+            if loop == nil { loop = Result { () throws(DownloadError) -> CurlLoop in try CurlLoop(share: share) } }
+            run(taken, loop: loop!, connections: connections, prepared: &prepared)
+            filesActive.subtract(1, ordering: .relaxed)
+            handoff.workerEnded()
         }
     }
 
-    /// - Parameter prepared: the directory this worker's last file went into, made, checked and
+    /// The entry's options, resolved source and directory, as its download uses them.
+    /// - Parameter prepared: the directory the caller's last file went into, made, checked and
     ///   opened then (``prepareDirectory(_:)``, walked one component at a time, never through a
     ///   link): not again for a file in the same one, whose `NAME.part` is created in it.
-    private func run(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String)?,
-                     loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections, prepared: inout DirectoryHandle?) {
-        let began = MonotonicTime.now()
+    func resolve(_ entry: BatchEntry,
+                 prepared: inout DirectoryHandle?) throws(DownloadError) -> (options: DownloadOptions, source: ResolvedSource) {
+        let entryOptions = try self.options(for: entry)
+        let source = try ResolvedSource(object: entry.url, request: entryOptions.request, s3: s3)
+        let options = entryOptions.bound(to: source)
+        let directory = Self.directory(of: options.destination)
+        if directory != prepared?.path {
+            prepared = nil
+            prepared = try Self.prepareDirectory(options.destination)
+        }
+        return (options, source)
+    }
+
+    private func run(_ taken: Taken, loop: Result<CurlLoop, DownloadError>, connections: WorkerConnections,
+                     prepared: inout DirectoryHandle?) {
+        let index = taken.index
         let emit = self.emit
         // Where a file that does not finish stands: its path and the bytes it holds.
         let progress = Mutex<(path: String?, received: Int64, resumed: Int64)>((nil, 0, 0))
         // The validators the download knew the file by, for the journal.
         let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
         let outcome = Result { () throws(DownloadError) -> DownloadSummary in
-            let entryOptions = try self.options(for: entry)
-            let source = try ResolvedSource(object: entry.url, request: entryOptions.request, s3: s3)
-            let options = entryOptions.bound(to: source)
-            let directory = Self.directory(of: options.destination)
-            if directory != prepared?.path {
-                prepared = nil
-                prepared = try Self.prepareDirectory(options.destination)
-            }
+            let (options, source) = try resolve(taken.entry, prepared: &prepared)
             let sharing = DownloadSession.BatchSharing(connections: connections, priority: index, claims: claims,
                                                        buffers: buffers, probeKeepsBytes: true, syncGroup: syncGroup,
                                                        directory: prepared)
             return try DownloadSession(source: source, options: options, cancellation: cancellation, loop: loop.get(),
-                                       sharing: sharing) { event in
+                                       sharing: sharing, probed: taken.answer) { event in
                 switch event {
                 case .started(let start): progress.withLock { $0 = (start.path, start.resumedBytes, start.resumedBytes) }
                 case .progress(let report): progress.withLock { $0.received = report.receivedBytes }
@@ -121,24 +157,36 @@ final class BatchRun: Sendable {
                 emit(.file(index: index, event))
             }.run()
         }
-        var result = BatchFileResult(index: index, url: entry.url, status: .downloaded)
-        result.elapsedSeconds = MonotonicTime.now() - began
-        (result.path, result.bytes, result.transferredBytes) = progress.withLock { ($0.path, $0.received, $0.received - $0.resumed) }
+        let (path, received, resumed) = progress.withLock { ($0.path, $0.received, $0.resumed) }
+        finish(taken, outcome: outcome, path: path, bytes: received, transferred: received - resumed,
+               validators: validators.withLock { $0 })
+    }
+
+    /// Reports an entry's end (its result, the journal's record, the events), however it ran.
+    /// - Parameters:
+    ///   - path, bytes, transferred: where a file that did not finish stands.
+    ///   - validators: what the download knew the file by, for the journal.
+    func finish(_ taken: Taken, outcome: Result<DownloadSummary, DownloadError>, path: String? = nil, bytes: Int64 = 0,
+                transferred: Int64 = 0, validators: (etag: String?, lastModified: String?) = (nil, nil)) {
+        let index = taken.index
+        var result = BatchFileResult(index: index, url: taken.entry.url, status: .downloaded)
+        result.elapsedSeconds = MonotonicTime.now() - taken.began
+        (result.path, result.bytes, result.transferredBytes) = (path, bytes, transferred)
         switch outcome {
         case .success(let summary):
             result.status = summary.alreadyComplete ? .alreadyComplete : .downloaded
             result.path = summary.path
             result.bytes = summary.bytes
             result.transferredBytes = summary.transferredBytes
-            if let key, !summary.streamed, summary.path == key.path {
-                record(entry, key: key.key, summary: summary, validators: validators.withLock { $0 })
+            if let key = taken.key, !summary.streamed, summary.path == key.path {
+                record(taken.entry, key: key.key, summary: summary, validators: validators)
             }
             emit(.file(index: index, .finished(summary)))
         case .failure(let error):
             result.status = error.category == .interrupted ? .interrupted : .failed
             result.error = error
             if result.status == .failed {
-                emit(.failed(index: index, Self.naming(entry, in: error)))
+                emit(.failed(index: index, Self.naming(taken.entry, in: error)))
                 if options.failFast { cancellation.cancel() }
             }
         }
@@ -169,7 +217,7 @@ final class BatchRun: Sendable {
         return (BatchKey(url: entry.url, path: path, checksums: base.checksums + entry.checksums), path)
     }
 
-    /// Files settled by the journal that a worker adds to the results at once.
+    /// Files settled by the journal that are added to the results at once.
     private static let settledBunch = 1024
 
     /// Reports the entry complete, without a request, when the journal's record of `key` matches
@@ -233,12 +281,12 @@ final class BatchRun: Sendable {
 
     /// The directory a file saved at `destination` goes into, as the directory part of the
     /// file's path (``PartialFile`` compares the two).
-    private static func directory(of destination: DownloadOptions.Destination) -> String {
+    static func directory(of destination: DownloadOptions.Destination) -> String {
         FileSystem.directoryName(of: OutputPaths.path(destination, suggestedName: "name"))
     }
 
     /// Creates the directory a file goes into (entries may name new ones), checks it, and opens it.
-    private static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) -> DirectoryHandle {
+    static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) -> DirectoryHandle {
         try FileSystem.createDirectories(directory(of: destination))
         try OutputPaths.checkDestination(destination, followsLink: false)
         do {

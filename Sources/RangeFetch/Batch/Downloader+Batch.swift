@@ -81,6 +81,16 @@ extension Downloader {
                                    listStreamed: feed.streams)))
         if case .unused(let path, let reason) = opened { events(.warning(.batchJournalUnused(path: path, reason: reason))) }
         await withTaskGroup(of: Void.self) { group in
+            // The lane takes the entries in order and downloads the files that come whole with
+            // their probe; the workers, the entries it hands on.
+            let lanes = SmallFileLane.Group(run: run)
+            for _ in 0..<lanes.count {
+                group.addTask {
+                    try? await BlockingWork.run(cancellation: run.cancellation) { () throws(DownloadError) in
+                        SmallFileLane.run(in: lanes)
+                    }
+                }
+            }
             for _ in 0..<run.workerCount {
                 group.addTask {
                     try? await BlockingWork.run(cancellation: run.cancellation) { () throws(DownloadError) in run.work() }

@@ -78,15 +78,22 @@ final class DownloadSession {
     /// The first bytes the last probe brought (``Prober/Answer``), until the download takes them.
     private var probedPrefix: [UInt8] = []
 
+    /// The probe's answer when another asked already (a batch's ``SmallFileLane``): taken by the
+    /// first probe instead of asking again.
+    private var givenAnswer: Prober.Answer?
+
     /// - Parameters:
     ///   - loop: the libcurl handle to run on (a batch worker reuses one, with its open
     ///     connections, for file after file).
     ///   - source: the user's URL resolved (``ResolvedSource``); `options` are bound to it
     ///     (``DownloadOptions/bound(to:)``).
+    ///   - probed: what a probe of the URL answered already, with these options (its kept first
+    ///     bytes are used only for a `NAME.part` this run creates): the first probe is not made.
     init(source resolved: ResolvedSource, options: DownloadOptions, cancellation: CancellationFlag, loop: CurlLoop,
-         sharing: BatchSharing? = nil, emit: @escaping @Sendable (DownloadEvent) -> Void) {
+         sharing: BatchSharing? = nil, probed: Prober.Answer? = nil, emit: @escaping @Sendable (DownloadEvent) -> Void) {
         let url = resolved.requestURL
         self.url = url
+        givenAnswer = probed
         self.options = options
         self.cancellation = cancellation
         self.sharing = sharing
@@ -130,7 +137,13 @@ final class DownloadSession {
     /// Probes the URL to request (``SourceResolver/probe()``), and reads the metalink its
     /// `Link: rel=describedby` header names, if any (``describe(_:by:)``).
     private func probe() throws(DownloadError) -> RemoteFile {
-        let answer = try source.probe(keepingUpTo: probeKeeps)
+        let answer: Prober.Answer
+        if let given = givenAnswer {
+            answer = given
+            givenAnswer = nil
+        } else {
+            answer = try source.probe(keepingUpTo: probeKeeps)
+        }
         probedPrefix = answer.prefix
         var remote = answer.remote
         describedPieces = nil

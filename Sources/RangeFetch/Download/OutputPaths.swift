@@ -27,6 +27,11 @@ struct OutputPaths: Sendable {
         }
     }
 
+    /// The paths beside `final`, a name the caller chose and found nothing at (`lstat`).
+    init(chosen final: String) {
+        self.final = final
+    }
+
     /// Whether a link at `destination`'s path is followed: only at a file path given as such
     /// (``DownloadOptions/followsLinkAtOutputPath``), never at a server's name in a directory.
     static func followsLink(_ destination: DownloadOptions.Destination, options: DownloadOptions) -> Bool {

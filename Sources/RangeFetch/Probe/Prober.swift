@@ -53,16 +53,29 @@ struct Prober {
     /// else the transfer stops at the body's first byte. Answers that cannot be read this way
     /// (416, a `Content-Range` other than the one asked, a coded body) fall back to ``probe(_:)``.
     func probe(_ url: String, keepingUpTo limit: Int) throws(DownloadError) -> Answer {
-        let asked = ByteRange(0, Int64(limit))
-        let got = try exchange(url, method: .prefix(asked))
+        let exchange = try PrefixExchange(url: url, limit: limit, request: request, cancellation: cancellation)
+        let result = try withExtendedLifetime(exchange) { () throws(DownloadError) in
+            try loop.perform(exchange.easy, cancellation: cancellation)
+        }
+        if let answer = try answer(exchange, result: result) { return answer }
+        return Answer(remote: try probe(url))
+    }
+
+    /// What a ``PrefixExchange`` that ended with `result` (run on any loop) says: `nil` when its
+    /// answer cannot be read that way (416, a `Content-Range` other than the one asked, a coded
+    /// body), and ``probe(_:)`` is to be asked instead.
+    /// - Throws: the server's refusal (a status error), or the transport failure.
+    func answer(_ exchange: PrefixExchange, result: CURLcode) throws(DownloadError) -> Answer? {
+        let url = exchange.url
+        let got = try exchange.ended(result, cancellation: cancellation, proxy: request.proxyInUse(for: url))
         let response = got.response
-        guard response.status != 416, !response.hasContentEncoding else { return Answer(remote: try probe(url)) }
+        guard response.status != 416, !response.hasContentEncoding else { return nil }
         if let error = response.statusError(url: url) { throw error }
         var file = remoteFile(url: url, effectiveURL: got.effectiveURL, response: response)
         let body = got.completed ? got.body ?? [] : []
         if response.status == 206 {
             guard let contentRange = response.contentRange, let range = contentRange.range, let total = contentRange.completeLength,
-                  range == ByteRange(0, min(asked.upper, total)) else { return Answer(remote: try probe(url)) }
+                  range == ByteRange(0, min(exchange.asked.upper, total)) else { return nil }
             file.acceptsRanges = true
             file.size = total
             return Answer(remote: file, prefix: Int64(body.count) == range.count ? body : [])
@@ -74,14 +87,14 @@ struct Prober {
         return Answer(remote: file, prefix: body)
     }
 
-    private enum Method {
+    fileprivate enum Method {
         case head, firstByte
         /// A `GET` of `range` whose body is kept, dropped at its first byte when the head says the
         /// whole file will not fit.
         case prefix(ByteRange)
     }
 
-    private struct Exchange {
+    fileprivate struct Exchange {
         var response: ResponseHead
         var effectiveURL: String
         /// The body kept (``Method/prefix(_:)``).
@@ -91,38 +104,11 @@ struct Prober {
     }
 
     private func exchange(_ url: String, method: Method) throws(DownloadError) -> Exchange {
-        let easy = try CurlEasy()
-        var isHead = false
-        if case .head = method { isHead = true }
-        request.configure(easy, url: url, method: isHead ? "HEAD" : "GET")
-        // Unless kept, the body is not wanted: the transfer stops at its first byte, once the head is complete.
-        var limit: Int?
-        if case .prefix(let range) = method { limit = Int(range.count) }
-        let collector = ResponseSink(cancellation: cancellation, bodyLimit: limit)
-        collector.attach(to: easy)
-        switch method {
-        case .head: easy.set(CURLOPT_NOBODY, true)
-        case .firstByte: easy.set(CURLOPT_RANGE, ByteRange(0, 1).httpRangeSpec)
-        case .prefix(let range):
-            easy.set(CURLOPT_RANGE, range.httpRangeSpec)
-            // A whole file (Range ignored) that will not fit is not read: its first byte ends it.
-            collector.bodyWanted = { head in
-                head.status == 206 || head.hasContentEncoding == false && (head.contentLength.map { $0 <= range.count } ?? true)
-            }
+        let request = try ProbeRequest(url: url, method: method, request: self.request, cancellation: cancellation)
+        let result = try withExtendedLifetime(request) { () throws(DownloadError) in
+            try loop.perform(request.easy, cancellation: cancellation)
         }
-        // The body is abandoned unread, so a coding it does not really have must not fail the probe.
-        easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
-        let result = try withExtendedLifetime(collector) { () throws(DownloadError) in try loop.perform(easy, cancellation: cancellation) }
-        if cancellation.isCancelled { throw .cancelled() }
-        if let refused = TransferFailure.responseHead(result, head: collector.head, detail: easy.errorDetail, url: url) {
-            throw refused
-        }
-        // A write error is how we abandon a body we do not want; the head is what we came for.
-        if result != CURLE_OK && !(result == CURLE_WRITE_ERROR && collector.head.isComplete) {
-            throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: request.proxyInUse(for: url))
-        }
-        return Exchange(response: collector.head, effectiveURL: easy.effectiveURL ?? url, body: collector.body,
-                        completed: result == CURLE_OK)
+        return try request.ended(result, cancellation: cancellation, proxy: self.request.proxyInUse(for: url))
     }
 
     /// What `response` (a probe's, or a mirror's answer to a sample) says about the file at `url`.
@@ -159,5 +145,78 @@ struct Prober {
         case 500..<600: " (server error)"
         default: ""
         }
+    }
+}
+
+/// One probe's request, configured and ready for a loop (``CurlLoop/perform(_:cancellation:)``,
+/// or a client's loop running many), and how its end reads.
+private final class ProbeRequest {
+    let url: String
+    let easy: CurlEasy
+    private let collector: ResponseSink
+
+    init(url: String, method: Prober.Method, request: RequestOptions, cancellation: CancellationFlag) throws(DownloadError) {
+        self.url = url
+        easy = try CurlEasy()
+        var isHead = false
+        if case .head = method { isHead = true }
+        request.configure(easy, url: url, method: isHead ? "HEAD" : "GET")
+        // Unless kept, the body is not wanted: the transfer stops at its first byte, once the head is complete.
+        var limit: Int?
+        if case .prefix(let range) = method { limit = Int(range.count) }
+        collector = ResponseSink(cancellation: cancellation, bodyLimit: limit)
+        collector.attach(to: easy)
+        switch method {
+        case .head: easy.set(CURLOPT_NOBODY, true)
+        case .firstByte: easy.set(CURLOPT_RANGE, ByteRange(0, 1).httpRangeSpec)
+        case .prefix(let range):
+            easy.set(CURLOPT_RANGE, range.httpRangeSpec)
+            // A whole file (Range ignored) that will not fit is not read: its first byte ends it.
+            collector.bodyWanted = { head in
+                head.status == 206 || head.hasContentEncoding == false && (head.contentLength.map { $0 <= range.count } ?? true)
+            }
+        }
+        // The body is abandoned unread, so a coding it does not really have must not fail the probe.
+        easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
+    }
+
+    /// The exchange of a request that ended with `result`.
+    /// - Throws: cancellation, the server's refusal of the request, or the transport's failure.
+    func ended(_ result: CURLcode, cancellation: CancellationFlag,
+                        proxy: @autoclosure () -> String?) throws(DownloadError) -> Prober.Exchange {
+        if cancellation.isCancelled { throw .cancelled() }
+        if let refused = TransferFailure.responseHead(result, head: collector.head, detail: easy.errorDetail, url: url) {
+            throw refused
+        }
+        // A write error is how we abandon a body we do not want; the head is what we came for.
+        if result != CURLE_OK && !(result == CURLE_WRITE_ERROR && collector.head.isComplete) {
+            throw TransferFailure.curl(result, url: url, detail: easy.errorDetail, proxy: proxy())
+        }
+        return Prober.Exchange(response: collector.head, effectiveURL: easy.effectiveURL ?? url, body: collector.body,
+                               completed: result == CURLE_OK)
+    }
+}
+
+/// A probe that keeps the file's first bytes (``Prober/probe(_:keepingUpTo:)``), made ready to run
+/// on a loop of the caller's: its end is read by ``Prober/answer(_:result:)``. A batch's lane of
+/// small files runs many at once on one loop (``SmallFileLane``).
+final class PrefixExchange {
+    let url: String
+    /// The range asked for: the first `limit` bytes.
+    let asked: ByteRange
+    private let request: ProbeRequest
+
+    init(url: String, limit: Int, request: RequestOptions, cancellation: CancellationFlag) throws(DownloadError) {
+        self.url = url
+        asked = ByteRange(0, Int64(limit))
+        self.request = try ProbeRequest(url: url, method: .prefix(asked), request: request, cancellation: cancellation)
+    }
+
+    /// The handle to run; it belongs to this exchange, which must outlive the request.
+    var easy: CurlEasy { request.easy }
+
+    fileprivate func ended(_ result: CURLcode, cancellation: CancellationFlag,
+                        proxy: @autoclosure () -> String?) throws(DownloadError) -> Prober.Exchange {
+        try request.ended(result, cancellation: cancellation, proxy: proxy())
     }
 }

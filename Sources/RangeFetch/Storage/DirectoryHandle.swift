@@ -12,7 +12,7 @@ import Glibc
 /// truncate or overwrite whatever the link points to. Here a new file is created with
 /// `O_CREAT | O_EXCL | O_NOFOLLOW`, which fails on any entry at the name, link or not, and an
 /// existing one is opened with `O_NOFOLLOW` and taken only when ``FileTrust`` says it is ours.
-final class DirectoryHandle {
+final class DirectoryHandle: Sendable {
     let path: String
     let descriptor: Int32
 

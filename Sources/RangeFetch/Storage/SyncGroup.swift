@@ -99,29 +99,41 @@ final class SyncGroup: Sendable {
 
     /// Syncs, renames, syncs the directories, recording each member's failure.
     private func flush(_ group: [Member]) {
-        for member in group { member.file.startWriteback() }
-        for member in group {
+        let failures = Self.flush(group.map { ($0.file, $0.destination) })
+        for (member, failure) in zip(group, failures) { member.failure = failure }
+    }
+
+    /// Makes `files` (their bytes written) durable at their destinations, as one group: every
+    /// writeback started, each synced, each renamed, each directory synced once. Returns each
+    /// file's failure (its sync, its rename, its directory's sync), in order; `nil`: in place and
+    /// durable.
+    static func flush(_ files: [(file: PartialFile, destination: String)]) -> [DownloadError?] {
+        var failures = [DownloadError?](repeating: nil, count: files.count)
+        for member in files { member.file.startWriteback() }
+        for (index, member) in files.enumerated() {
             do throws(SystemCallError) {
                 try member.file.synchronize()
             } catch {
-                member.failure = error.downloadError
+                failures[index] = error.downloadError
             }
         }
-        var directories: [String: [Member]] = [:]
-        for member in group where member.failure == nil {
+        var directories: [String: [Int]] = [:]
+        for (index, member) in files.enumerated() where failures[index] == nil {
             do throws(DownloadError) {
                 try member.file.rename(to: member.destination, synchronizingDirectory: false)
-                directories[FileSystem.directoryName(of: member.destination), default: []].append(member)
+                directories[FileSystem.directoryName(of: member.destination), default: []].append(index)
             } catch {
-                member.failure = error
+                failures[index] = error
             }
         }
         for renamed in directories.values {
+            let first = files[renamed[0]]
             do throws(SystemCallError) {
-                try renamed[0].file.synchronizeDirectory(containing: renamed[0].destination)
+                try first.file.synchronizeDirectory(containing: first.destination)
             } catch {
-                for member in renamed { member.failure = error.downloadError }
+                for index in renamed { failures[index] = error.downloadError }
             }
         }
+        return failures
     }
 }

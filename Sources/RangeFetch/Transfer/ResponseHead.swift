@@ -23,37 +23,33 @@ struct ResponseHead: Sendable {
     ///   callback then returns 0, which aborts the transfer).
     @discardableResult
     mutating func consume(line raw: String) -> Bool {
-        consume(byteCount: raw.utf8.count, startsNewHead: raw.utf8.starts(with: Self.statusLinePrefix)) { raw }
+        var raw = raw
+        return raw.withUTF8 { consume(bytes: UnsafeRawBufferPointer($0)) }
     }
 
-    /// Feeds one raw header line straight from libcurl's buffer, decoding it (as UTF-8, invalid
-    /// bytes replaced) only when it is within the limits.
+    /// Feeds one raw header line straight from libcurl's buffer, read as bytes: a field's name
+    /// lower-cased, its value decoded as UTF-8 (invalid bytes replaced), both only when the head
+    /// is within the limits.
     @discardableResult
-    mutating func consume(bytes: UnsafeRawBufferPointer) -> Bool {
-        consume(byteCount: bytes.count, startsNewHead: bytes.starts(with: Self.statusLinePrefix)) {
-            String(decoding: bytes, as: UTF8.self)
-        }
-    }
-
-    private static let statusLinePrefix = Array("HTTP/".utf8)
-
-    private mutating func consume(byteCount: Int, startsNewHead: Bool, _ text: () -> String) -> Bool {
+    mutating func consume(bytes raw: UnsafeRawBufferPointer) -> Bool {
         // Sticky: a transfer that once sent too much is refused even if another head follows.
         if exceededLimits { return false }
+        let startsNewHead = raw.starts(with: Self.statusLinePrefix)
         if startsNewHead { self = ResponseHead() }
-        headBytes += byteCount
+        headBytes += raw.count
         headLines += 1
         guard headBytes <= ResponseLimits.maximumHeadBytes, headLines <= ResponseLimits.maximumHeadLines else {
             exceededLimits = true
             fields = [:]
             return false
         }
-        let line = text().trimmingASCIIWhitespace()
+        let line = Self.trimmed(raw)
         if startsNewHead {
-            let parts = line.split(separator: " ", maxSplits: 2)
-            if parts.count >= 2, parts[1].utf8.count == 3, parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-               let code = Int(parts[1]), code >= 100 {
-                status = code
+            // "HTTP/1.1 206 Partial Content": the code is the second word, three digits.
+            let words = line.split(separator: Self.space, maxSplits: 2)
+            if words.count >= 2, words[1].count == 3, words[1].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                let code = words[1].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                if code >= 100 { status = code }
             }
             return true
         }
@@ -61,15 +57,31 @@ struct ResponseHead: Sendable {
             isComplete = true
             return true
         }
-        guard let colon = line.firstIndex(of: ":") else { return true }
-        let name = line[..<colon].lowercased()
-        let value = String(String(line[line.index(after: colon)...]).trimmingASCIIWhitespace())
+        guard let colon = line.firstIndex(of: Self.colon) else { return true }
+        let name = line[..<colon].allSatisfy({ $0 < 0x80 })
+            ? String(decoding: line[..<colon].lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+            : String(decoding: line[..<colon], as: UTF8.self).lowercased()
+        let value = String(decoding: Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])), as: UTF8.self)
         if let existing = fields[name] {
             fields[name] = existing + ", " + value
         } else {
             fields[name] = value
         }
         return true
+    }
+
+    private static let statusLinePrefix = Array("HTTP/".utf8)
+    private static let space = UInt8(ascii: " ")
+    private static let colon = UInt8(ascii: ":")
+
+    /// `bytes` without the spaces, tabs, CRs and LFs at either end.
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 
     subscript(_ name: String) -> String? { fields[name] }

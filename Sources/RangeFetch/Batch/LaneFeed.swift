@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+
+/// Takes a lane's entries from the batch's feed (``BatchRun/take(settling:)``) on a thread of its
+/// own, as many as the lane asks for (``ask(_:)``: what it could start now, so no entry is taken
+/// before a file could start, as a worker takes them): reading a list may wait on its writer (a
+/// pipe), and the lane's loop must go on meanwhile with the requests it has. The lane is woken
+/// (``CurlLoop/wakeup()``) when an entry comes to an empty queue, and when the feed ends.
+final class LaneFeed: @unchecked Sendable {
+    private let state = Mutex<(entries: [BatchRun.Taken], closed: Bool)>(([], false))
+    /// Entries asked for: the thread takes one before each entry it adds.
+    private let asked = DispatchSemaphore(value: 0)
+    /// Set once, in `init`; taken by ``join()`` (one caller: the lane).
+    private var thread: BesideThread?
+
+    /// Starts taking `run`'s entries when asked, waking `loop` when one comes.
+    /// - Throws: when no thread could be made for it.
+    init(run: BatchRun, loop: CurlLoop) throws(DownloadError) {
+        let started = BesideThread { [self] in feed(run, loop: loop) }
+        guard let started else {
+            throw DownloadError(.fileSystem(errno: EAGAIN), "no thread could be made to read a batch's list (resource limits)")
+        }
+        thread = started
+    }
+
+    /// The entries taken so far, and whether the feed has ended (no more will come).
+    func takeAll() -> (entries: [BatchRun.Taken], ended: Bool) {
+        let (entries, closed) = state.withLock { state in
+            defer { state.entries.removeAll(keepingCapacity: true) }
+            return (state.entries, state.closed)
+        }
+        return (entries, closed)
+    }
+
+    /// Asks for `count` more entries.
+    func ask(_ count: Int) {
+        for _ in 0..<max(0, count) { asked.signal() }
+    }
+
+    /// Waits until the thread has ended (it ends when the feed does, or the batch is stopped).
+    func join() {
+        thread?.join()
+        thread = nil
+    }
+
+    private func feed(_ run: BatchRun, loop: CurlLoop) {
+        var settled: [BatchFileResult] = []
+        defer {
+            run.add(settled: &settled)
+            state.withLock { $0.closed = true }
+            loop.wakeup()
+        }
+        while true {
+            // Asked for one more, or the batch stopped.
+            while asked.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+                if run.cancellation.isCancelled { return }
+            }
+            guard let taken = run.take(settling: &settled) else { return }
+            let first = state.withLock { state in
+                state.entries.append(taken)
+                return state.entries.count == 1
+            }
+            if first { loop.wakeup() }
+        }
+    }
+}
