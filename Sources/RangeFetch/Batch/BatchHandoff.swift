@@ -16,6 +16,11 @@ final class BatchHandoff: Sendable {
         lanes.withLock { $0.append(loop) }
     }
 
+    /// Stops waking `loop` (its lane has ended: the loop may go, and its connections with it).
+    func stopsWaking(_ loop: CurlLoop) {
+        lanes.withLock { $0.removeAll { $0 === loop } }
+    }
+
     /// A worker ended a file.
     func workerEnded() {
         for loop in lanes.withLock({ $0 }) { loop.wakeup() }

@@ -67,13 +67,14 @@ final class SmallFileLane: CurlLoopClient {
     /// Requests this lane runs at once, at most: its share of the batch's jobs.
     private let capacity: Int
 
-    private init(run: BatchRun, loop: CurlLoop, commits: CommitLine, capacity: Int, feed: LaneFeed) {
+    private init(run: BatchRun, loop: CurlLoop, connections: WorkerConnections, commits: CommitLine, capacity: Int,
+                 feed: LaneFeed) {
         self.run = run
         self.feed = feed
         self.capacity = capacity
         self.loop = loop
         self.commits = commits
-        connections = WorkerConnections(budget: run.budget)
+        self.connections = connections
     }
 
     /// The lanes of one batch: what they share, and which of them ends last.
@@ -111,19 +112,27 @@ final class SmallFileLane: CurlLoopClient {
     static func run(in group: Group) {
         let run = group.run
         defer { group.laneEnded() }
+        let connections = WorkerConnections(budget: run.budget)
         let share = (run.options.jobs + group.count - 1) / group.count
-        guard let commits = group.commits, let loop = try? CurlLoop(share: run.share),
-              let feed = try? LaneFeed(run: run, loop: loop) else {
+        let driven = group.commits.map { drive(run, connections: connections, commits: $0, capacity: share) } ?? false
+        // Given back only now that the lane's loop is gone, and with it the connections it kept open.
+        connections.releaseAll()
+        if !driven {
             var settled: [BatchFileResult] = []
             while let taken = run.take(settling: &settled) {
                 run.filesActive.add(1, ordering: .relaxed)
                 run.handoff.add(taken)
             }
             run.add(settled: &settled)
-            return
         }
-        let lane = SmallFileLane(run: run, loop: loop, commits: commits, capacity: share, feed: feed)
+    }
+
+    /// Runs a lane until every entry is taken; `false` when it could not start (no loop or thread).
+    private static func drive(_ run: BatchRun, connections: WorkerConnections, commits: CommitLine, capacity: Int) -> Bool {
+        guard let loop = try? CurlLoop(share: run.share), let feed = try? LaneFeed(run: run, loop: loop) else { return false }
+        let lane = SmallFileLane(run: run, loop: loop, connections: connections, commits: commits, capacity: capacity, feed: feed)
         run.handoff.wakes(loop)
+        defer { run.handoff.stopsWaking(loop) }
         do {
             try loop.run(lane, cancellation: run.cancellation)
         } catch {
@@ -132,7 +141,7 @@ final class SmallFileLane: CurlLoopClient {
         feed.join()
         // Taken after the stop, not started.
         for taken in lane.ready + feed.takeAll().entries { run.finish(taken, outcome: .failure(.cancelled())) }
-        lane.connections.releaseAll()
+        return true
     }
 
     func beforeTransfers(now: Double) {
