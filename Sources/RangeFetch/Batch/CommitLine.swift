@@ -17,6 +17,8 @@ final class CommitLine: @unchecked Sendable {
         /// closure dealt with it, and the member is dropped).
         let write: @Sendable () -> PartialFile?
         let destination: String
+        /// The bytes `write` holds until it runs.
+        let bytes: Int
         /// Called on the line's thread, with the file, once it is in place and durable (`nil`),
         /// or failed.
         let done: @Sendable (PartialFile, DownloadError?) -> Void
@@ -27,6 +29,8 @@ final class CommitLine: @unchecked Sendable {
     private let ready = DispatchSemaphore(value: 0)
     /// Members added and not yet done.
     private let outstanding = Atomic<Int>(0)
+    /// Bytes held by members not yet written.
+    private let unwritten = Atomic<Int>(0)
     /// Set once, in `init`; taken by ``finish()`` (one caller: the lane).
     private var thread: BesideThread?
     /// The most members one group takes.
@@ -41,16 +45,21 @@ final class CommitLine: @unchecked Sendable {
         thread = started
     }
 
-    /// Files added and not yet done: what the writer holds open.
+    /// Files added and not yet done: each holds a descriptor open, or its bytes.
     var backlog: Int { outstanding.load(ordering: .relaxed) }
+
+    /// Bytes of files added and not yet written: memory the line holds.
+    var backlogBytes: Int { unwritten.load(ordering: .relaxed) }
 
     /// Makes the file `write` creates and writes (on the line's thread) durable at `destination`
     /// with the others flushed with it, then calls `done` (there too) with the file and its
     /// failure, if any. The file stays open until then (`done` closes it).
-    func add(to destination: String, write: @escaping @Sendable () -> PartialFile?,
+    /// - Parameter bytes: what `write` holds until it runs (``backlogBytes``).
+    func add(to destination: String, bytes: Int, write: @escaping @Sendable () -> PartialFile?,
              done: @escaping @Sendable (PartialFile, DownloadError?) -> Void) {
         outstanding.add(1, ordering: .relaxed)
-        state.withLock { $0.waiting.append(Member(write: write, destination: destination, done: done)) }
+        unwritten.add(bytes, ordering: .relaxed)
+        state.withLock { $0.waiting.append(Member(write: write, destination: destination, bytes: bytes, done: done)) }
         ready.signal()
     }
 
@@ -73,7 +82,9 @@ final class CommitLine: @unchecked Sendable {
             }
             var written: [(member: Member, file: PartialFile)] = []
             for member in group {
-                if let file = member.write() {
+                let file = member.write()
+                unwritten.subtract(member.bytes, ordering: .relaxed)
+                if let file {
                     written.append((member, file))
                 } else {
                     outstanding.subtract(1, ordering: .relaxed)

@@ -42,8 +42,10 @@ final class SmallFileLane: CurlLoopClient {
     /// The host whose connections the lane holds (``WorkerConnections/settle(open:host:)``).
     private var host = ""
 
-    /// Files written and not yet durable, at most: each holds a descriptor open.
+    /// Files fetched and not yet durable, at most: each holds a descriptor open, or its bytes.
     static let maximumBacklog = 512
+    /// Bytes fetched and not yet written, at most: memory stays flat however slow the disk.
+    static let maximumBacklogBytes = 16 << 20
 
     /// One entry's probe on the loop.
     private final class Flight {
@@ -129,7 +131,8 @@ final class SmallFileLane: CurlLoopClient {
 
     /// Runs a lane until every entry is taken; `false` when it could not start (no loop or thread).
     private static func drive(_ run: BatchRun, connections: WorkerConnections, commits: CommitLine, capacity: Int) -> Bool {
-        guard let loop = try? CurlLoop(share: run.share), let feed = try? LaneFeed(run: run, loop: loop) else { return false }
+        // Small requests: over HTTP/2 they share a connection as streams, as curl -Z's do.
+        guard let loop = try? CurlLoop(share: run.share, policy: .multiplexed), let feed = try? LaneFeed(run: run, loop: loop) else { return false }
         let lane = SmallFileLane(run: run, loop: loop, connections: connections, commits: commits, capacity: capacity, feed: feed)
         run.handoff.wakes(loop)
         defer { run.handoff.stopsWaking(loop) }
@@ -161,7 +164,7 @@ final class SmallFileLane: CurlLoopClient {
                 }
             }
             guard flights.count < capacity, run.filesActive.load(ordering: .relaxed) < run.options.jobs,
-                  commits.backlog < Self.maximumBacklog else { break }
+                  commitsHaveRoom else { break }
             run.filesActive.add(1, ordering: .relaxed)
             begin(ready.removeLast())
         }
@@ -178,12 +181,17 @@ final class SmallFileLane: CurlLoopClient {
         askFeed()
         if exhausted && flights.isEmpty && waiting == nil { return .done }
         let room = flights.count < capacity && run.filesActive.load(ordering: .relaxed) < run.options.jobs
-            && commits.backlog < Self.maximumBacklog
+            && commitsHaveRoom
         if waiting == nil, room, !ready.isEmpty { return .wait(milliseconds: 0) }
         // Waiting for a connection or the syncs: asked again soon (the feed wakes the loop when an
         // entry comes, a worker when it ends a file).
         let blocked = waiting != nil || (flights.isEmpty && !ready.isEmpty)
         return .wait(milliseconds: blocked ? 5 : 100)
+    }
+
+    /// Whether the commit line may take more files (``maximumBacklog``, ``maximumBacklogBytes``).
+    private var commitsHaveRoom: Bool {
+        commits.backlog < Self.maximumBacklog && commits.backlogBytes < Self.maximumBacklogBytes
     }
 
     /// Asks the feed for as many entries as could start now (not counting those given or asked).
@@ -302,7 +310,7 @@ final class SmallFileLane: CurlLoopClient {
         let taken = flight.taken
         let place = WholeFile(final: flight.final, bytes: answer.prefix, directory: flight.directory,
                               privateMode: options.request.carriesCredentials(for: url))
-        commits.add(to: place.final) {
+        commits.add(to: place.final, bytes: answer.prefix.count) {
             guard let file = place.write() else {
                 // Something at the name, or a write that failed: the usual path says what.
                 run.filesActive.add(1, ordering: .relaxed)
