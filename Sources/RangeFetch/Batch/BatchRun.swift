@@ -1,8 +1,10 @@
 import Synchronization
 
-/// Runs a batch: `jobs` worker threads take files in order from a shared ``BatchFeed``, each with one
-/// libcurl multi handle kept from file to file (so its open connections serve the next file), and
-/// every file's connections come from one ``ConnectionBudget`` where earlier files go first.
+/// Runs a batch: its lane (``SmallFileLane``) takes the entries in order from the shared
+/// ``BatchFeed``, probes them and downloads the files that come whole with their probe; `jobs`
+/// worker threads download the entries it hands on (``BatchHandoff``), each with one libcurl multi
+/// handle kept from file to file (so its open connections serve the next file). Every file's
+/// connections come from one ``ConnectionBudget`` where earlier files go first.
 final class BatchRun: Sendable {
     let feed: BatchFeed
     private let base: DownloadOptions
@@ -109,8 +111,9 @@ final class BatchRun: Sendable {
         // The directory the last file went into: made, checked and opened once for the files after it.
         var prepared: DirectoryHandle?
         while let taken = handoff.next() {
-            if loop == nil { loop = Result { () throws(DownloadError) -> CurlLoop in try CurlLoop(share: share) } }
-            run(taken, loop: loop!, connections: connections, prepared: &prepared)
+            let current = loop ?? Result { () throws(DownloadError) -> CurlLoop in try CurlLoop(share: share) }
+            loop = current
+            run(taken, loop: current, connections: connections, prepared: &prepared)
             filesActive.subtract(1, ordering: .relaxed)
             handoff.workerEnded()
         }
@@ -281,12 +284,12 @@ final class BatchRun: Sendable {
 
     /// The directory a file saved at `destination` goes into, as the directory part of the
     /// file's path (``PartialFile`` compares the two).
-    static func directory(of destination: DownloadOptions.Destination) -> String {
+    private static func directory(of destination: DownloadOptions.Destination) -> String {
         FileSystem.directoryName(of: OutputPaths.path(destination, suggestedName: "name"))
     }
 
     /// Creates the directory a file goes into (entries may name new ones), checks it, and opens it.
-    static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) -> DirectoryHandle {
+    private static func prepareDirectory(_ destination: DownloadOptions.Destination) throws(DownloadError) -> DirectoryHandle {
         try FileSystem.createDirectories(directory(of: destination))
         try OutputPaths.checkDestination(destination, followsLink: false)
         do {
