@@ -204,6 +204,12 @@ final class BatchJournal: Sendable {
     var count: Int { finished.count }
 
     /// Whether the record of `key` says the download left exactly the file `stamp` describes.
+    /// Whether any record of `key` was read (before its file is looked at: most entries of a
+    /// first run have none).
+    func hasRecord(_ key: BatchKey) -> Bool {
+        finished[key] != nil
+    }
+
     func isFinished(_ key: BatchKey, stamp: FileStamp) -> Bool {
         finished[key] == stamp.hashValue
     }

@@ -227,7 +227,8 @@ final class BatchRun: Sendable {
     /// the file at its path as it is now, and returns its result; `nil` (and nothing done) otherwise.
     private func skipRecorded(_ index: Int, entry: BatchEntry, key: (key: BatchKey, path: String)) -> BatchFileResult? {
         let began = MonotonicTime.now()
-        guard let journal, let stamp = FileStamp(fileAt: key.path), journal.isFinished(key.key, stamp: stamp) else { return nil }
+        guard let journal, journal.hasRecord(key.key), let stamp = FileStamp(fileAt: key.path),
+              journal.isFinished(key.key, stamp: stamp) else { return nil }
         let elapsed = MonotonicTime.now() - began
         let summary = DownloadSummary(path: key.path, bytes: stamp.size, transferredBytes: 0, resumedBytes: stamp.size,
                                       elapsedSeconds: elapsed, verified: [], alreadyComplete: true, segmented: false,

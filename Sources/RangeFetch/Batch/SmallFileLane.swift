@@ -31,12 +31,10 @@ final class SmallFileLane: CurlLoopClient {
     private var waiting: Flight?
     /// Entries taken from the feed, ahead of the lane.
     private let feed: LaneFeed
-    /// Entries the feed gave and the lane has not started.
-    private var ready: [BatchRun.Taken] = []
-    /// Entries asked of the feed and not yet given.
+    /// Probes the feed made ready and the lane has not started.
+    private var ready: [Flight] = []
+    /// Entries asked of the feed and not yet answered.
     private var asked = 0
-    /// The directory the last entry went into (``BatchRun/resolve(_:prepared:)``).
-    private var prepared: DirectoryHandle?
     /// Every entry was taken from the feed.
     private var exhausted = false
     /// The host whose connections the lane holds (``WorkerConnections/settle(open:host:)``).
@@ -47,8 +45,8 @@ final class SmallFileLane: CurlLoopClient {
     /// Bytes fetched and not yet written, at most: memory stays flat however slow the disk.
     static let maximumBacklogBytes = 16 << 20
 
-    /// One entry's probe on the loop.
-    private final class Flight {
+    /// One entry's probe, made ready by the feed's thread and run on the lane's.
+    final class Flight: @unchecked Sendable {
         var taken: BatchRun.Taken
         let options: DownloadOptions
         let source: ResolvedSource
@@ -143,7 +141,7 @@ final class SmallFileLane: CurlLoopClient {
         }
         feed.join()
         // Taken after the stop, not started.
-        for taken in lane.ready + feed.takeAll().entries { run.finish(taken, outcome: .failure(.cancelled())) }
+        for flight in lane.ready + feed.takeAll().flights { run.finish(flight.taken, outcome: .failure(.cancelled())) }
         return true
     }
 
@@ -152,22 +150,20 @@ final class SmallFileLane: CurlLoopClient {
             waiting = nil
             start(flight)
         }
-        askFeed()
         while waiting == nil, !exhausted {
             if ready.isEmpty {
-                let (entries, ended) = feed.takeAll()
-                asked -= entries.count
-                ready = entries.reversed()
+                let (flights, answered, ended) = feed.takeAll()
+                asked -= answered
+                ready = flights.reversed()
                 if ready.isEmpty {
                     exhausted = ended
                     break
                 }
             }
-            guard flights.count < capacity, run.filesActive.load(ordering: .relaxed) < run.options.jobs,
-                  commitsHaveRoom else { break }
-            run.filesActive.add(1, ordering: .relaxed)
-            begin(ready.removeLast())
+            guard flights.count < capacity, commitsHaveRoom else { break }
+            start(ready.removeLast())
         }
+        askFeed()
     }
 
     func afterTransfers(finished: [CurlLoop.Finished], now: Double) -> CurlLoop.Next {
@@ -180,8 +176,7 @@ final class SmallFileLane: CurlLoopClient {
         // Entries for the room the ended requests left, asked now: the feed wakes the loop.
         askFeed()
         if exhausted && flights.isEmpty && waiting == nil { return .done }
-        let room = flights.count < capacity && run.filesActive.load(ordering: .relaxed) < run.options.jobs
-            && commitsHaveRoom
+        let room = flights.count < capacity && commitsHaveRoom
         if waiting == nil, room, !ready.isEmpty { return .wait(milliseconds: 0) }
         // Waiting for a connection or the syncs: asked again soon (the feed wakes the loop when an
         // entry comes, a worker when it ends a file).
@@ -194,34 +189,40 @@ final class SmallFileLane: CurlLoopClient {
         commits.backlog < Self.maximumBacklog && commits.backlogBytes < Self.maximumBacklogBytes
     }
 
-    /// Asks the feed for as many entries as could start now (not counting those given or asked).
+    /// Asks the feed for as many entries as could start now: within the lane's share of the
+    /// jobs (its requests, probes ready and entries asked) and the batch's (files under way).
     private func askFeed() {
         guard !exhausted else { return }
-        let free = min(capacity - flights.count, run.options.jobs - run.filesActive.load(ordering: .relaxed))
-        if free - ready.count - asked > 0 {
-            feed.ask(free - ready.count - asked)
-            asked = free - ready.count
+        let share = capacity - flights.count - ready.count - asked
+        let batch = run.options.jobs - run.filesActive.load(ordering: .relaxed) - asked
+        let count = min(share, batch)
+        if count > 0 {
+            feed.ask(count)
+            asked += count
         }
     }
 
-    /// Starts `taken`'s probe, or hands it on when the lane does not take it.
-    private func begin(_ taken: BatchRun.Taken) {
+    /// `taken`'s probe made ready to start (on the feed's thread); `nil` when the lane does not
+    /// take it: handed on to the workers, or ended here (its options or source refused).
+    /// - Parameter prepared: the directory the last entry went into (``BatchRun/resolve(_:prepared:)``).
+    static func prepare(_ taken: BatchRun.Taken, run: BatchRun, prepared: inout DirectoryHandle?) -> Flight? {
         let resolved: (options: DownloadOptions, source: ResolvedSource)
         do {
             resolved = try run.resolve(taken.entry, prepared: &prepared)
         } catch {
-            end(taken, .failure(error))
-            return
+            run.finish(taken, outcome: .failure(error))
+            run.filesActive.subtract(1, ordering: .relaxed)
+            return nil
         }
         let (options, source) = resolved
-        guard let final = Self.candidate(options: options, source: source, directory: prepared),
+        guard let final = candidate(options: options, source: source, directory: prepared),
               let exchange = try? PrefixExchange(url: source.requestURL, limit: DownloadSession.probeKeepsBytes,
                                                  request: options.request, cancellation: run.cancellation) else {
             run.handoff.add(taken)
-            return
+            return nil
         }
-        start(Flight(taken: taken, options: options, source: source, exchange: exchange,
-                     host: URLParts(source.requestURL)?.origin ?? "", directory: prepared, final: final))
+        return Flight(taken: taken, options: options, source: source, exchange: exchange,
+                      host: URLParts(source.requestURL)?.origin ?? "", directory: prepared, final: final)
     }
 
     /// The final path of a file the lane may download, as its URL names it; `nil` for the others

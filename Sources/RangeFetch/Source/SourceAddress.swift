@@ -101,9 +101,18 @@ package struct SourceAddress: Sendable, Equatable {
     /// Whether `text` names a local metalink file (``Metalink``) rather than a URL: no
     /// `scheme://`, and a name ending in `.meta4` or `.metalink` (any case).
     public static func isMetalinkFile(_ text: String) -> Bool {
-        guard !text.contains("://") else { return false }
-        let lowered = text.lowercased()
-        return lowered.hasSuffix(".meta4") || lowered.hasSuffix(".metalink")
+        // Bytes, not Characters: asked of every line of a list.
+        let bytes = text.utf8
+        var previous: (UInt8, UInt8) = (0, 0)
+        for byte in bytes {
+            if previous == (UInt8(ascii: ":"), UInt8(ascii: "/")) && byte == UInt8(ascii: "/") { return false }
+            previous = (previous.1, byte)
+        }
+        let lowered = { (suffix: String) in
+            bytes.count >= suffix.utf8.count
+                && zip(bytes.suffix(suffix.utf8.count), suffix.utf8).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+        }
+        return lowered(".meta4") || lowered(".metalink")
     }
 
     /// The S3 location `text` names when it is an `s3://` URL with a bucket (what ``s3`` of its
