@@ -70,3 +70,34 @@ extension BatchTests {
         #expect(!FileManager.default.fileExists(atPath: out.file("gone.bin")))
     }
 }
+
+extension BatchTests {
+    /// Over HTTPS with HTTP/2 offered, the lane's small requests share connections as streams
+    /// (fewer connections than files at once), and a larger file beside them still comes whole:
+    /// every file exact.
+    @Test func overHTTP2TheLanesRequestsShareConnections() throws {
+        let keys = try TemporaryDirectory("rf-keys")
+        let certificate = try selfSignedCertificate(in: keys)
+        let tls = try NginxServer(docroot: www.path, certificate: certificate, http2: true)
+        defer { tls.stop() }
+        let count = 80
+        var sources: [String] = []
+        for index in 0..<count { sources.append(try www.randomFile("h\(index).bin", size: Int64(100 + index * 977))) }
+        let large = try www.randomFile("large.bin", size: 3 << 20)
+        let base = "https://127.0.0.1:\(tls.tlsPort ?? 0)"
+        let path = try list("h2.txt", (0..<count).map { "\(base)/h\($0).bin" } + ["\(base)/large.bin"])
+        let result = try runCLI(["-i", path, "-d", out.path, "-j", "16", "--cacert", certificate.cert])
+        #expect(result.status == 0, "\(result.stderr)")
+        for index in 0..<count {
+            #expect(try Checksums.sha256sum(out.file("h\(index).bin")) == Checksums.sha256sum(sources[index]), "h\(index).bin")
+        }
+        #expect(try Checksums.sha256sum(out.file("large.bin")) == Checksums.sha256sum(large))
+        let log = tls.tlsAccessLog()
+        #expect(log.allSatisfy { $0.protocolName == "HTTP/2.0" }, "\(Set(log.map(\.protocolName)))")
+        // The small files' answers (each under 80 KB), one per file, over shared connections.
+        let small = log.filter { $0.bytes < 80_000 }
+        #expect(small.count == count, "\(small.count) small answers for \(count) files")
+        let connections = Set(small.map(\.connection))
+        #expect(connections.count < 16, "\(connections.count) connections for \(count) small files at -j 16")
+    }
+}

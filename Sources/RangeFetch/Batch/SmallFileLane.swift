@@ -45,8 +45,9 @@ final class SmallFileLane: CurlLoopClient {
     /// Bytes fetched and not yet written, at most: memory stays flat however slow the disk.
     static let maximumBacklogBytes = 16 << 20
 
-    /// One entry's probe, made ready by the feed's thread and run on the lane's.
-    final class Flight: @unchecked Sendable {
+    /// One entry's probe, made ready by the feed's thread and run on the lane's (its request is
+    /// used by one thread at a time: handed over, not shared).
+    struct Flight: @unchecked Sendable {
         var taken: BatchRun.Taken
         let options: DownloadOptions
         let source: ResolvedSource
@@ -56,12 +57,6 @@ final class SmallFileLane: CurlLoopClient {
         let directory: DirectoryHandle?
         /// Its final path, as its URL names it.
         let final: String
-
-        init(taken: BatchRun.Taken, options: DownloadOptions, source: ResolvedSource, exchange: PrefixExchange,
-             host: String, directory: DirectoryHandle?, final: String) {
-            (self.taken, self.options, self.source, self.exchange) = (taken, options, source, exchange)
-            (self.host, self.directory, self.final) = (host, directory, final)
-        }
     }
 
     /// Requests this lane runs at once, at most: its share of the batch's jobs.
@@ -230,8 +225,7 @@ final class SmallFileLane: CurlLoopClient {
     /// that name yet (looked at in `directory`, its directory held open, when it is that one); a
     /// `NAME.part` there is found when the lane creates its own, and the entry handed on.
     static func candidate(options: DownloadOptions, source: ResolvedSource, directory: DirectoryHandle?) -> String? {
-        guard source.s3 == nil, options.mirrors.isEmpty, options.pieceDigests == nil, options.request.speedControl == nil,
-              options.request.maximumBytesPerSecond == nil, options.destination != .standardOutput,
+        guard source.s3 == nil, DownloadSession.probeMayKeepBytes(options),
               !OutputPaths.followsLink(options.destination, options: options) else { return nil }
         let name = options.nameSource.name(url: source.requestURL, redirectedTo: nil, contentDisposition: nil)
         let final = OutputPaths.path(options.destination, suggestedName: name)
@@ -279,16 +273,18 @@ final class SmallFileLane: CurlLoopClient {
             end(flight.taken, .failure(error))
             return
         }
-        flight.taken.answer = answer
-        guard let answer, write(answer, of: flight) else {
-            run.handoff.add(flight.taken)
+        var taken = flight.taken
+        taken.answer = answer
+        guard let answer, write(answer, of: flight, taken: taken) else {
+            run.handoff.add(taken)
             return
         }
     }
 
     /// Hands a file that came whole to the commit line, which writes it to a new `NAME.part`;
     /// `false` when the answer asks for the usual path, which then says what is wrong.
-    private func write(_ answer: Prober.Answer, of flight: Flight) -> Bool {
+    /// - Parameter taken: the flight's entry, with the answer (for the usual path, if it comes to that).
+    private func write(_ answer: Prober.Answer, of flight: Flight, taken: BatchRun.Taken) -> Bool {
         let remote = answer.remote
         let options = flight.options
         let url = flight.source.requestURL
@@ -308,7 +304,6 @@ final class SmallFileLane: CurlLoopClient {
             guard (try? DigestCheck.compare(expected: expected, actual: verified, path: flight.final)) != nil else { return false }
         }
         let run = self.run
-        let taken = flight.taken
         let place = WholeFile(final: flight.final, bytes: answer.prefix, directory: flight.directory,
                               privateMode: options.request.carriesCredentials(for: url))
         commits.add(to: place.final, bytes: answer.prefix.count) {

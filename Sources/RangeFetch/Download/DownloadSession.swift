@@ -65,14 +65,20 @@ final class DownloadSession {
     /// `nil` (a `HEAD`) otherwise, and when the file is already there, whole or as `NAME.part`
     /// under the URL's name: its bytes are not fetched again to be compared.
     private var probeKeeps: Int? {
-        guard sharing?.probeKeepsBytes == true, options.mirrors.isEmpty, options.pieceDigests == nil,
-              options.request.speedControl == nil, options.request.maximumBytesPerSecond == nil,
-              options.destination != .standardOutput else { return nil }
+        guard sharing?.probeKeepsBytes == true, Self.probeMayKeepBytes(options) else { return nil }
         let name = options.nameSource.name(url: url, redirectedTo: nil, contentDisposition: nil)
         let path = OutputPaths.path(options.destination, suggestedName: name)
         guard FileSystem.kind(of: path, followingLinks: false) == .missing,
               FileSystem.kind(of: path + ".part", followingLinks: false) == .missing else { return nil }
         return Self.probeKeepsBytes
+    }
+
+    /// Whether a file downloaded with `options` is described by a plain request, whose probe may
+    /// keep its first bytes: no mirrors, pieces, speed limit or standard output (a batch's lane
+    /// asks it too, ``SmallFileLane``).
+    static func probeMayKeepBytes(_ options: DownloadOptions) -> Bool {
+        options.mirrors.isEmpty && options.pieceDigests == nil && options.request.speedControl == nil
+            && options.request.maximumBytesPerSecond == nil && options.destination != .standardOutput
     }
 
     /// The first bytes the last probe brought (``Prober/Answer``), until the download takes them.
