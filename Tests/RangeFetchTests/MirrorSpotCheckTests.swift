@@ -135,10 +135,15 @@ final class LyingMirrorTests {
         let liar = "http://localhost:\(server.port)/data/\(size)/k.bin?zerosover=8192&rate=3000000"
         let run = try RunningCLI([main, "--mirror", liar, "-n", "4", "--min-segment", "1M", "-o", out.file("k.bin")])
         #expect(run.waitUntilReceived(12 << 20), "never got 12 MiB")
+        // Killed once the journal holds mirror bytes (received is not yet written and recorded).
+        let journalPath = out.file("k.bin.part.rfjournal")
+        func journal() -> String {
+            (try? Data(contentsOf: URL(fileURLWithPath: journalPath))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        }
+        let recorded = run.waitUntil { journal().contains("uncheckedMirrorBytes") }
         run.send(SIGKILL)
         _ = try run.wait()
-        let journal = String(decoding: try Data(contentsOf: URL(fileURLWithPath: out.file("k.bin.part.rfjournal"))), as: UTF8.self)
-        #expect(journal.contains("uncheckedMirrorBytes") && journal.contains("localhost"), "\(journal.prefix(600))")
+        #expect(recorded && journal().contains("localhost"), "\(journal().prefix(600))")
         let resumed = try runCLI([main, "-n", "4", "--min-segment", "1M", "-o", out.file("k.bin")])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stderr.contains("differ from the main URL"), "\(resumed.stderr)")

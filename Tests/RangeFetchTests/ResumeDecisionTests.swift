@@ -43,6 +43,31 @@ struct ResumeDecisionTests {
             == .resume(Self.record().segments, uncheckedMirrorBytes: [:]))
     }
 
+    /// A journal's unchecked mirror bytes count only where its segments hold bytes: those past
+    /// a segment's written end are fetched again from the main URL, and a check landing on them
+    /// would vouch for the mirror's recorded bytes with the main URL's.
+    @Test func onlyTheMirrorBytesTheSegmentsHoldAreLeftToCheck() {
+        let half = Self.record().segments[0].written
+        let mirrored = ["https://a.test/f": [ByteRange(half - 4096, half + 4096)],
+                        "https://b.test/f": [ByteRange(half, half + 8192)]]
+        let record = Self.record(mirrorBytes: mirrored)
+        #expect(ResumeDecision.partialFile(Self.partial(journal: .record(record)))
+            == .resume(record.segments, uncheckedMirrorBytes: ["https://a.test/f": [ByteRange(half - 4096, half)]]))
+    }
+
+    @Test(arguments: [
+        // (ranges, within, clipped)
+        ([ByteRange(0, 10)], [ByteRange(5, 20)], [ByteRange(5, 10)]),
+        ([ByteRange(0, 10), ByteRange(10, 20)], [ByteRange(0, 4), ByteRange(8, 12), ByteRange(30, 40)],
+         [ByteRange(0, 4), ByteRange(8, 12)]),
+        ([ByteRange(0, 10)], [ByteRange(10, 20)], []),
+        ([ByteRange(5, 6)], [], []),
+        ([ByteRange(15, 25), ByteRange(0, 3)], [ByteRange(0, 100)], [ByteRange(0, 3), ByteRange(15, 25)]),
+    ])
+    func clippingKeepsOnlyTheBytesInsideTheBounds(ranges: [ByteRange], within: [ByteRange], clipped: [ByteRange]) {
+        #expect(ByteRange.clipped(ranges, to: within) == clipped)
+    }
+
     @Test func anS3DownloadResumesUnderTheURLItsJournalNames() {
         let s3 = Self.remote(url: "s3://bucket/data.bin")
         let endpoint = Self.remote(url: "https://bucket.s3.test/data.bin")

@@ -49,4 +49,16 @@ extension ByteRange {
         }
         return merged
     }
+
+    /// The bytes of `ranges` that also lie in `within`, merged.
+    static func clipped(_ ranges: [ByteRange], to within: [ByteRange]) -> [ByteRange] {
+        let bounds = merged(within)
+        var clipped: [ByteRange] = []
+        for range in merged(ranges) {
+            for bound in bounds where bound.lower < range.upper && range.lower < bound.upper {
+                clipped.append(ByteRange(max(bound.lower, range.lower), min(bound.upper, range.upper)))
+            }
+        }
+        return clipped
+    }
 }

@@ -106,7 +106,7 @@ enum ResumeDecision {
             let identity = partial.identity
             switch journal {
             case .record(let record) where record.matches(identity) && partial.bytes == size:
-                return .resume(record.segments, uncheckedMirrorBytes: record.uncheckedMirrorBytes ?? [:])
+                return .resume(record.segments, uncheckedMirrorBytes: JournalRecord.heldMirrorBytes(record.uncheckedMirrorBytes ?? [:], in: record.segments))
             case .record(let record) where !record.names(identity):
                 reason = "\(partial.path) belongs to a download of \(record.url), not \(partial.remote.url)"
             case .record(let record) where !record.matches(identity) && partial.restarting:

@@ -102,8 +102,9 @@ final class Checkpointer: Sendable {
         try file.synchronize()
         var record = identity
         record.segments = snapshot.segments
-        record.uncheckedMirrorBytes = snapshot.unchecked.isEmpty
-            ? nil : Dictionary(uniqueKeysWithValues: snapshot.unchecked.map { (Redaction.url($0.key), ByteRange.merged($0.value)) })
+        let held = JournalRecord.heldMirrorBytes(snapshot.unchecked, in: snapshot.segments)
+        record.uncheckedMirrorBytes = held.isEmpty
+            ? nil : Dictionary(uniqueKeysWithValues: held.map { (Redaction.url($0.key), $0.value) })
         record.verifiedPieces = state.withLock { $0.verifiedPieces }
         try store.write(record)
         state.withLock { $0.recordedBytes = record.writtenBytes }

@@ -90,6 +90,18 @@ struct JournalRecord: Sendable, Equatable, Codable {
     /// Bytes the record claims are on disk.
     var writtenBytes: Int64 { segments.writtenBytes }
 
+    /// Of mirrors' bytes not yet spot-checked (`unchecked`, by mirror URL), those `segments`
+    /// hold: a mirror's bytes received but not yet recorded as written are fetched again on a
+    /// resume, so they are not the ones to check (a check of them would pass on the main URL's
+    /// bytes and let the mirror's recorded zeros through unchecked).
+    static func heldMirrorBytes(_ unchecked: [String: [ByteRange]], in segments: [SegmentState]) -> [String: [ByteRange]] {
+        let written = segments.writtenRanges
+        return unchecked.compactMapValues { extents in
+            let held = ByteRange.clipped(extents, to: written)
+            return held.isEmpty ? nil : held
+        }
+    }
+
     /// Whether `file` is the same file, in the same version, this record describes.
     func matches(_ file: FileIdentity) -> Bool {
         names(file) && file.size == size && file.etag == etag && file.lastModified == lastModified

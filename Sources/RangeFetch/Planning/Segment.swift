@@ -94,6 +94,11 @@ extension Array where Element == SegmentState {
     /// Total bytes already written across all segments.
     var writtenBytes: Int64 { reduce(0) { $0 + $1.written } }
 
+    /// The bytes the segments hold, as ranges of the file.
+    var writtenRanges: [ByteRange] {
+        compactMap { $0.written > 0 ? ByteRange($0.range.lower, $0.range.lower + $0.written) : nil }
+    }
+
     /// The end of the contiguous prefix `[0, n)` known to be written, given segments that cover
     /// the file exactly.
     var contiguousPrefix: Int64 {

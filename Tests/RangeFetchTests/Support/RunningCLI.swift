@@ -56,6 +56,16 @@ final class RunningCLI: @unchecked Sendable {
         return false
     }
 
+    /// Waits until `condition` holds while the process runs; false on timeout or exit.
+    func waitUntil(timeoutSeconds: Double = 60, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while Date() < deadline && process.isRunning {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
     func send(_ signal: Int32) {
         kill(process.processIdentifier, signal)
     }
