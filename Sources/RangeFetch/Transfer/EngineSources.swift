@@ -61,7 +61,7 @@ final class EngineSources {
     func mirrorBytes(running: some Sequence<SegmentTransfer>) -> [String: [ByteRange]] {
         var extents = sourceSet.mirrorExtents
         for transfer in running where !transfer.sourceID.isMain && transfer.unprovenFrom == nil
-            && !Self.settlesDeliveredBytes(transfer.proof, fromMain: false) {
+            && !Self.settlesDeliveredBytes(transfer.proofs.proof, fromMain: false) {
             guard let requested = transfer.requested, transfer.bytesReceived > 0 else { continue }
             extents[sourceSet[transfer.sourceID].remote.url, default: []].append(
                 ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
@@ -76,7 +76,7 @@ final class EngineSources {
     /// spot-checked against the main URL (or proven by the user's or a metalink's digests).
     func ended(_ transfer: SegmentTransfer, now: Double) {
         let id = transfer.sourceID
-        let settled = Self.settlesDeliveredBytes(transfer.proof, fromMain: id.isMain)
+        let settled = Self.settlesDeliveredBytes(transfer.proofs.proof, fromMain: id.isMain)
         if let requested = transfer.requested, transfer.bytesReceived > 0, !settled {
             sourceSet.delivered(id, ByteRange(requested.lower, min(requested.upper, requested.lower + transfer.bytesReceived)))
         }
@@ -109,7 +109,7 @@ final class EngineSources {
             sourceSet[source: id].answered(url: transfer.url, effectiveURL: transfer.effectiveURL)
             sourceSet[source: id].progressed()
         }
-        guard transfer.sawOtherETag, sourceSet[source: id].etagsSeenToDisagree() else { return }
+        guard transfer.state.sawOtherETag, sourceSet[source: id].etagsSeenToDisagree() else { return }
         report(.warning(.etagsDisagree(url: Redaction.url(sourceSet[source: id].userURL), probed: sourceSet[id].remote.etag ?? "",
                                         seen: transfer.head["etag"] ?? "")))
     }

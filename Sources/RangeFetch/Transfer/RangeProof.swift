@@ -16,19 +16,19 @@ enum RangeProof: Equatable {
     /// The judgment on `transfer` once it has ended and its proof is settled
     /// (``SegmentTransfer/settleProof(result:)``); `userURL` is its source's URL as the user gave it.
     init(ended transfer: SegmentTransfer, userURL: String) {
-        if let piece = transfer.pieceCheck?.mismatch {
+        if let piece = transfer.proofs.pieceCheck?.mismatch {
             // Stopped at its first bad piece: the pieces before it stay proven.
             let url = Redaction.url(userURL)
             let error = DownloadError(.checksumMismatch, "\(url): piece \(piece.index) (bytes \(piece.range.httpRangeSpec)) does not match the metalink's piece digest", url: url)
             self = .reject(from: piece.range.lower, warning: .pieceMismatch(url: url, piece: piece.index, range: piece.range), error: error)
         } else if case .rejectRange(let error) = transfer.finalVerdict {
-            guard let check = transfer.contentCheck else {
+            guard let check = transfer.proofs.contentCheck else {
                 self = .keep
                 return
             }
             let range = ByteRange(check.start, max(check.start, min(transfer.segment.state.range.upper, check.start + check.length)))
             self = .reject(from: check.start, warning: .contentDigestMismatch(url: Redaction.url(userURL), range: range), error: error)
-        } else if transfer.stoppedAtSegmentEnd, transfer.proof == .unproven, let start = transfer.contentCheck?.start {
+        } else if transfer.stoppedAtSegmentEnd, transfer.proofs.proof == .unproven, let start = transfer.proofs.contentCheck?.start {
             self = .unprovable(from: start)
         } else {
             self = .keep

@@ -87,8 +87,7 @@ final class SpeedLimit {
     func resume(_ transfers: some Sequence<SegmentTransfer>, now: Double) {
         bucket.pointee.refill(now: now)
         for transfer in transfers where transfer.isPaused && bucket.pointee.hasTokens {
-            transfer.isPaused = false
-            transfer.easy.resume()
+            transfer.resumeFromLimiter()
         }
     }
 }

@@ -18,7 +18,7 @@ extension SegmentTransfer {
             extraHeaders.append("Want-Repr-Digest: sha-256=10")
         }
         self.limiter = limiter
-        limitsDecodedBytes = requested == nil && !options.headers.contains { RequestOptions.fieldName($0) == "accept-encoding" }
+        holdsDecodedBytesToTheLimit(requested == nil && !options.headers.contains { RequestOptions.fieldName($0) == "accept-encoding" })
         options.configure(easy, url: url, extraHeaders: extraHeaders)
         if let connectionLifetime { easy.set(CURLOPT_MAXLIFETIME_CONN, connectionLifetime) }
         let userdata = Unmanaged.passUnretained(self).toOpaque()
@@ -35,7 +35,7 @@ extension SegmentTransfer {
             // A stolen tail is ended by us (the write callback takes no more): not a failure. A
             // bad metalink piece is ended by us too, and says so.
             failure: failure?.error.message
-                ?? pieceCheck?.mismatch.map { "piece \($0.index) does not match the metalink's piece digest" }
+                ?? proofs.pieceCheck?.mismatch.map { "piece \($0.index) does not match the metalink's piece digest" }
                 ?? (result == CURLE_OK || stoppedAtSegmentEnd ? nil : result.explanation),
             httpVersion: httpVersion ?? (head.status != 0 ? easy.httpVersion : nil))
         end.newConnection = timings.newConnection

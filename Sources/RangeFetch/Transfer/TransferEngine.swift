@@ -331,13 +331,13 @@ final class TransferEngine: CurlLoopClient {
     private func complete(_ transfer: SegmentTransfer, result: CURLcode, sawLoss: Bool?, now: Double) throws(DownloadError) {
         let segment = transfer.segment
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
-        if transfer.stoppedAtSegmentEnd, let ahead = transfer.aheadOfSegmentEnd { scheduler.noteCutStopped(aheadOfCut: ahead) }
+        if case .cutAtSegmentEnd(let ahead?) = transfer.state.phase { scheduler.noteCutStopped(aheadOfCut: ahead) }
         transfer.unreadOnConnection = nil
         leases.release(transfer.sourceID)
         segment.transfer = nil
         if transfer.head.status != 0 { transfer.validateHead() }
         transfer.settleProof(result: result)
-        if transfer.validated { digestSources.answered(transfer.sourceID, withDigest: transfer.contentCheck != nil) }
+        if transfer.state.headJudged { digestSources.answered(transfer.sourceID, withDigest: transfer.proofs.contentCheck != nil) }
         sources.ended(transfer, now: now)
         if transfer.failure == nil { transfer.flush() }
         pool.give(transfer.recyclableBuffer)
@@ -349,7 +349,7 @@ final class TransferEngine: CurlLoopClient {
         if outcome.keepsBytes {
             // Rejected bytes are no progress.
             if segment.bookTry() { retries.segmentProgressed() }
-            if transfer.overlong { report(.warning(.overlongResponse(url: Redaction.url(transfer.url), range: transfer.requested))) }
+            if transfer.state.isOverlong { report(.warning(.overlongResponse(url: Redaction.url(transfer.url), range: transfer.requested))) }
             sources.learn(from: transfer)
         }
         if let fault = outcome.sourceFault, let drop = sources.failed(transfer, why: fault.why) {

@@ -1,0 +1,47 @@
+/// What a 206's body is proven by as it lands: its own `Content-Digest` (``ContentDigestCheck``)
+/// and the metalink pieces it delivers whole (``PieceHasher``). Both start at the first byte of
+/// a ranged 206 whose head was accepted (``begin(head:at:)``).
+struct BodyProofs {
+    /// The metalink's piece digests, when the download has them (set before the first byte).
+    var pieces: PieceDigests?
+    /// The file's size, for the last piece's end.
+    let fileSize: Int64?
+    /// Hashes the content of a 206 that carries a `Content-Digest` (from its first byte).
+    private(set) var contentCheck: ContentDigestCheck?
+    /// What the `Content-Digest` proved, once the response has ended (``settle(deliveredWhole:)``);
+    /// `nil` while it runs or when it carried none.
+    private(set) var proof: ContentProof?
+    /// Hashes the pieces a 206 delivers whole, when ``pieces`` are known.
+    private(set) var pieceCheck: PieceHasher?
+
+    init(fileSize: Int64?) {
+        self.fileSize = fileSize
+    }
+
+    /// Starts the proofs of the 206 whose head is `head`, its first byte landing at `offset`.
+    mutating func begin(head: ResponseHead, at offset: Int64) {
+        contentCheck = ContentDigestCheck(head: head, start: offset)
+        pieceCheck = PieceHasher(pieces: pieces, size: fileSize, start: offset)
+    }
+
+    /// Hashes the response's next bytes (its segment ending at `segmentEnd` now); returns the
+    /// pieces they proved, and whether one failed (the response stops there).
+    func update(_ bytes: UnsafeRawBufferPointer, segmentEnd: Int64) -> (proven: [PieceOutcome], badPiece: Bool) {
+        contentCheck?.update(bytes)
+        guard let pieceCheck else { return ([], false) }
+        let proven = pieceCheck.update(bytes, segmentEnd: segmentEnd).filter(\.matched)
+        return (proven, pieceCheck.mismatch != nil)
+    }
+
+    /// Where the segment's bytes stop being vouched for while the response runs: its first
+    /// byte's offset when it carries a `Content-Digest` not checked yet, else `nil`. A journal
+    /// record must not claim bytes past it (a mismatch would reject them).
+    var unprovenFrom: Int64? { proof == nil ? contentCheck?.start : nil }
+
+    /// Settles what the `Content-Digest` proved, once the response has ended; `deliveredWhole`:
+    /// cleanly, with every announced byte taken. Only the first call counts.
+    mutating func settle(deliveredWhole: Bool) {
+        guard let contentCheck, proof == nil else { return }
+        proof = contentCheck.outcome(deliveredWhole: deliveredWhole)
+    }
+}
