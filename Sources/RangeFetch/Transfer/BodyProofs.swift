@@ -26,7 +26,8 @@ struct BodyProofs {
 
     /// Hashes the response's next bytes (its segment ending at `segmentEnd` now); returns the
     /// pieces they proved, and whether one failed (the response stops there).
-    func update(_ bytes: UnsafeRawBufferPointer, segmentEnd: Int64) -> (proven: [PieceOutcome], badPiece: Bool) {
+    /// (Mutating, though the hashers are objects: called on the stored value, it is not copied.)
+    mutating func update(_ bytes: UnsafeRawBufferPointer, segmentEnd: Int64) -> (proven: [PieceOutcome], badPiece: Bool) {
         contentCheck?.update(bytes)
         guard let pieceCheck else { return ([], false) }
         let proven = pieceCheck.update(bytes, segmentEnd: segmentEnd).filter(\.matched)

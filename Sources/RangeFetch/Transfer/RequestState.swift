@@ -11,23 +11,23 @@
 /// | `refused`          | –                             | keep an error body's first ``errorBodyBytes``, then stop  |
 /// | any other          | –                             | stop                                                      |
 struct RequestState {
+    /// (No payloads: the phase is checked on every chunk, and a plain value costs nothing to
+    /// copy. What a phase carries is in ``failure`` and ``aheadOfCut``.)
     enum Phase: Equatable {
         case awaitingHead
         case receiving
         /// The `--max-speed` bucket was empty; the engine resumes it (``resume()``).
         case pausedByLimiter
-        /// The head was not usable (its ``ResponseVerdict``); `isFatal` ends the whole download.
-        case refused(DownloadError, isFatal: Bool)
-        /// The segment's end moved below what was asked (work stealing) and was reached. `ahead`:
-        /// the bytes the server had sent past it, in the last chunk and unread on the connection
-        /// (`nil` when the connection's were not known).
-        case cutAtSegmentEnd(ahead: CutWaste.Unread?)
+        /// The head was not usable (its ``ResponseVerdict``, in ``failure``).
+        case refused
+        /// The segment's end moved below what was asked (work stealing) and was reached.
+        case cutAtSegmentEnd
         /// The server sent more bytes than the range it announced.
         case overlong
         /// A metalink piece the response delivered did not match its digest: it stops there.
         case badPiece
-        /// The decoded body outgrew ``DecodedSizeLimit``: ends the download.
-        case decodedTooLarge(DownloadError)
+        /// The decoded body outgrew ``DecodedSizeLimit``: ends the download (``failure``).
+        case decodedTooLarge
     }
 
     /// What libcurl knew of the answer when its head was judged.
@@ -68,6 +68,14 @@ struct RequestState {
     var limitsDecodedBytes = false
 
     private(set) var phase = Phase.awaitingHead
+    /// Why this response must not be used (`refused`, `decodedTooLarge`), and whether that ends
+    /// the whole download.
+    private(set) var failure: (error: DownloadError, isFatal: Bool)?
+    /// At `cutAtSegmentEnd`: the bytes the server had sent past the end, in the last chunk and
+    /// unread on the connection; `nil` when the connection's were not known.
+    private(set) var aheadOfCut: CutWaste.Unread?
+    /// Whether the head was judged.
+    private(set) var headJudged = false
     /// The verdict on the head, once judged (see ``finalVerdict(head:proof:)``).
     private(set) var verdict = ResponseVerdict.accept
     /// What libcurl knew of the answer, once its head was judged.
@@ -90,24 +98,10 @@ struct RequestState {
         validator = ResponseValidator(remote: remote, asked: asked, toUserURL: toUserURL)
     }
 
-    /// Whether the head was judged.
-    var headJudged: Bool { answer != nil }
-
-    /// Why this response must not be used, and whether that ends the whole download.
-    var failure: (error: DownloadError, isFatal: Bool)? {
-        switch phase {
-        case .refused(let error, let isFatal): (error, isFatal)
-        case .decodedTooLarge(let error): (error, true)
-        default: nil
-        }
-    }
-
     var isPaused: Bool { phase == .pausedByLimiter }
 
     /// Whether it stopped at a stolen tail (not a failure).
-    var stoppedAtSegmentEnd: Bool {
-        if case .cutAtSegmentEnd = phase { true } else { false }
-    }
+    var stoppedAtSegmentEnd: Bool { phase == .cutAtSegmentEnd }
 
     var isOverlong: Bool { phase == .overlong }
 
@@ -129,11 +123,13 @@ struct RequestState {
     @discardableResult
     mutating func head(_ head: ResponseHead, answer: Answer) -> Bool {
         guard !headJudged else { return failure == nil }
+        headJudged = true
         self.answer = answer
         verdict = validator.verdict(head)
         sawOtherETag = validator.carriesOtherETag(head)
         if let error = verdict.error {
-            phase = .refused(error, isFatal: !verdict.isRetriable)
+            phase = .refused
+            failure = (error, !verdict.isRetriable)
             return false
         }
         if limitsDecodedBytes && asked == nil { limitedCoding = head.contentEncoding }
@@ -153,7 +149,7 @@ struct RequestState {
     /// received so far.
     mutating func bytes(_ chunk: UnsafeRawBufferPointer, status: Int, room: Int64, limiterAllows: () -> Bool,
                         encodedBytes: () -> Int64) -> BytesAction {
-        if firstByte == .notYet && failure == nil { firstByte = .undated }
+        if firstByte == .notYet && phase != .refused { firstByte = .undated }
         switch phase {
         case .receiving, .pausedByLimiter:
             break
@@ -170,8 +166,9 @@ struct RequestState {
         if let limitedCoding {
             let decoded = bytesReceived + Int64(chunk.count), encoded = encodedBytes()
             if !DecodedSizeLimit.allows(decoded: decoded, encoded: encoded) {
-                phase = .decodedTooLarge(DecodedSizeLimit.refusal(url: Redaction.url(url), coding: limitedCoding,
-                                                                  decoded: bytesReceived, encoded: encoded))
+                phase = .decodedTooLarge
+                failure = (DecodedSizeLimit.refusal(url: Redaction.url(url), coding: limitedCoding,
+                                                    decoded: bytesReceived, encoded: encoded), true)
                 return .answer(0)
             }
         }
@@ -191,9 +188,10 @@ struct RequestState {
         guard usable == count else {
             // Past the segment's end: either a stolen tail (expected) or an overlong body.
             if let asked, segmentEnd < asked.upper {
-                phase = .cutAtSegmentEnd(ahead: unread().map {
+                phase = .cutAtSegmentEnd
+                aheadOfCut = unread().map {
                     CutWaste.Unread(bytes: Int64(count - usable) + $0.bytes, receiveSpace: $0.receiveSpace)
-                })
+                }
             } else {
                 phase = .overlong
             }
@@ -228,7 +226,7 @@ struct RequestState {
     /// failing `Content-Digest` (`proof`) decides an accepted head; an expired-token 400 is known
     /// only from its body, which arrives after the head.
     func finalVerdict(head: ResponseHead, proof: ContentProof?) -> ResponseVerdict {
-        if case .decodedTooLarge(let error) = phase { return .fatal(error) }
+        if phase == .decodedTooLarge, let failure { return .fatal(failure.error) }
         if verdict == .accept, let proof { return validator.verdict(content: proof) }
         guard headJudged, failure != nil else { return verdict }
         return validator.verdict(head, errorBody: errorText)

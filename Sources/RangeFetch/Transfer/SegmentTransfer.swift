@@ -10,12 +10,15 @@ final class SegmentTransfer {
     let easy: CurlEasy
     private let writer: WriteQueue
     private let pool: BufferPool
-    private var gather: GatherBuffer
+    // The three values the write callback changes on every chunk are reached without a dynamic
+    // exclusivity check: this object lives on the engine thread alone, and none of them is
+    // handed out by reference.
+    @exclusivity(unchecked) private var gather: GatherBuffer
     var head = ResponseHead()
     /// The request's life: its head judged, its bytes taken, why it stopped (the decisions).
-    private(set) var state: RequestState
+    @exclusivity(unchecked) private(set) var state: RequestState
     /// What its body is proven by as it lands.
-    private(set) var proofs: BodyProofs
+    @exclusivity(unchecked) private(set) var proofs: BodyProofs
     /// Unique per request, for the scheduler's speed records.
     let id: Int
     let startedAt: Double
@@ -99,7 +102,7 @@ final class SegmentTransfer {
             if gather.isFull { flush() }
         }
         let (proven, badPiece) = proofs.update(kept, segmentEnd: segment.state.range.upper)
-        segment.provenPieces += proven
+        if !proven.isEmpty { segment.provenPieces += proven }
         return state.took(usable, of: bytes.count, badPiece: badPiece, segmentEnd: segment.state.range.upper,
                           unread: { unreadOnConnection?() })
     }

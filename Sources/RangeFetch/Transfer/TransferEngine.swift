@@ -331,7 +331,7 @@ final class TransferEngine: CurlLoopClient {
     private func complete(_ transfer: SegmentTransfer, result: CURLcode, sawLoss: Bool?, now: Double) throws(DownloadError) {
         let segment = transfer.segment
         if !scheduler.pathLosesPackets, sawLoss == true { scheduler.notePathLoss() }
-        if case .cutAtSegmentEnd(let ahead?) = transfer.state.phase { scheduler.noteCutStopped(aheadOfCut: ahead) }
+        if transfer.stoppedAtSegmentEnd, let ahead = transfer.state.aheadOfCut { scheduler.noteCutStopped(aheadOfCut: ahead) }
         transfer.unreadOnConnection = nil
         leases.release(transfer.sourceID)
         segment.transfer = nil
