@@ -68,8 +68,8 @@ from dataclasses import dataclass, field
 RF = os.environ["RANGEFETCH"]
 WORK = os.environ["WORK"]
 OUT = os.environ["OUT"]
-SOURCE = os.environ["SOURCE"]
-DIRECT_URL = os.environ["DIRECT_URL"]
+SOURCE = os.environ.get("SOURCE", "")  # required by the scenarios; Benchmarks/hub.py imports
+DIRECT_URL = os.environ.get("DIRECT_URL", "")  # this file's helpers without them
 CAPPED_URL = os.environ.get("CAPPED_URL", "")
 WAN_URL = os.environ.get("WAN_URL", "")
 WAN_SOURCE = os.environ.get("WAN_SOURCE", SOURCE)
@@ -169,11 +169,16 @@ class Sample:
 
 
 def clean(out=None):
-    """Deletes every output in out (OUT; aria2c and axel leave control files too), then syncs, so
-    the next run starts with an empty directory and no write-back pending."""
+    """Deletes every output in out (OUT; aria2c and axel leave control files too, the hub section
+    a cache tree), then syncs, so the next run starts with an empty directory and no write-back
+    pending."""
     out = out or OUT
     for name in os.listdir(out):
-        os.remove(os.path.join(out, name))
+        path = os.path.join(out, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
     subprocess.run(["sync"], check=True)
 
 
@@ -206,8 +211,10 @@ def timed(argv, netns="", timeout_s=None):
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     if process.returncode != 0:
-        # The first line says what went wrong (usage text and help may follow it).
-        message = next((line.strip() for line in stderr.splitlines() if line.strip()), "no message")
+        # The first line says what went wrong (usage text and help may follow it); a Python
+        # traceback says it in its last line.
+        said = [line.strip() for line in stderr.splitlines() if line.strip()] or ["no message"]
+        message = said[-1] if said[0].startswith("Traceback") else said[0]
         raise RunFailed(f"exit {process.returncode}: {message[:200]}")
     wall, user, system, rss_kib = open(stats).read().split()[-4:]
     return Sample(float(wall), float(user) + float(system), int(rss_kib) / 1024, stdout=stdout)
@@ -253,13 +260,15 @@ class Row:
 
 
 def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: None, check=None, access_log="",
-                        timeout_s=None, out=None):
+                        timeout_s=None, out=None, log_reader=None):
     """entries: [(Row, argv)]. Runs round 1 of every entry, then round 2, ...; a failed entry is not
     retried. runs_for(entry) may lower an entry's number of rounds (slow single streams); timeout_s
     replaces BENCH_TIMEOUT_S for one run.
     check() tells whether a run's output is right (default: TARGET has the bytes of source).
-    With access_log (nginx's), each run's TCP connections and protocols are read from it.
+    With access_log (nginx's), each run's TCP connections and protocols are read from it, by
+    log_reader(access_log, offset) when given (another server's log), else by served().
     out: the directory emptied before each run (OUT)."""
+    log_reader = log_reader or served
     check = check or (lambda: identical(source))
     for index in range(runs):
         for row, argv in entries:
@@ -277,7 +286,7 @@ def measure_alternating(entries, source, runs, netns="", runs_for=lambda entry: 
             sample.bytes_ok = check()
             if access_log:
                 time.sleep(0.1)  # nginx logs a request when its response ends
-                sample.tcp_connections, sample.protocols = served(access_log, offset)
+                sample.tcp_connections, sample.protocols = log_reader(access_log, offset)
             if not sample.bytes_ok:
                 row.bad_runs.append(index + 1)
             row.samples.append(sample)
@@ -1013,27 +1022,50 @@ def first_line(argv):
         return f"unavailable ({error})"
 
 
+def begin_report(title, versions, warmed, notes=(), **facts):
+    """The report's heading: its title and date, how the runs were made (warmed: how the served
+    bytes reached the page cache), notes, the tools' versions (rangefetch's first); and its facts
+    in the JSON."""
+    os.makedirs(OUT, exist_ok=True)
+    filesystem = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", OUT], capture_output=True,
+                                text=True).stdout.strip()
+    started = time.strftime("%Y-%m-%d %H:%M")
+    report.update(date=started, host={"kernel": platform.release(), "cpus": os.cpu_count(),
+                                      "output_dir": OUT, "output_filesystem": filesystem},
+                  tools=versions, runs=RUNS, rf_flags=RF_FLAGS, **facts)
+    say(f"# {title}, {started}")
+    say(f"{RUNS} runs per command, alternating between commands; medians with (min–max). "
+        f"Output on {filesystem} ({OUT}), deleted and synced between runs; {warmed}. "
+        f"{os.cpu_count()} CPUs, Linux {platform.release()}.")
+    for note in notes:
+        say(note)
+    say("tools: rangefetch " + " / ".join(versions.values()))
+
+
+def write_report(name):
+    """Writes what was said to RESULTS_DIR/name.md and the report to name.json (without
+    RESULTS_DIR, nothing)."""
+    report["sections"] = sections
+    if RESULTS_DIR:
+        os.makedirs(RESULTS_DIR, exist_ok=True)
+        with open(os.path.join(RESULTS_DIR, f"{name}.md"), "w") as handle:
+            handle.write("\n".join(lines) + "\n")
+        with open(os.path.join(RESULTS_DIR, f"{name}.json"), "w") as handle:
+            json.dump(report, handle, indent=1)
+            handle.write("\n")
+
+
 def main():
     # bench.sh stops us with SIGTERM on Ctrl-C or kill; exit through the `finally` in timed(),
     # so the tool being measured dies too before the namespaces are deleted.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    os.makedirs(OUT, exist_ok=True)
-    filesystem = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", OUT], capture_output=True,
-                                text=True).stdout.strip()
     versions = {"rangefetch": first_line([RF, "--version"]), "curl": first_line(["curl", "--version"]),
                 "aria2c": first_line(["aria2c", "--version"]), "axel": first_line(["axel", "--version"])}
-    started = time.strftime("%Y-%m-%d %H:%M")
-    report.update(date=started, host={"kernel": platform.release(), "cpus": os.cpu_count(),
-                                      "output_dir": OUT, "output_filesystem": filesystem},
-                  tools=versions, runs=RUNS, runs_single_connection=RUNS_SLOW, rf_flags=RF_FLAGS,
-                  capped_mib_per_connection=float(RATE_MIB), wan_link=WAN_DESCRIPTION or None)
-    say(f"# rangefetch benchmark, {started}")
-    say(f"{RUNS} runs per command, alternating between commands; medians with (min–max). "
-        f"Output on {filesystem} ({OUT}), deleted and synced between runs; the served file is read "
-        f"into the page cache before each scenario. {os.cpu_count()} CPUs, Linux {platform.release()}.")
-    if RUNS_SLOW != RUNS:
-        say(f"Single-connection tools (curl) run {RUNS_SLOW} times in the capped and WAN scenarios.")
-    say("tools: rangefetch " + " / ".join(versions.values()))
+    begin_report("rangefetch benchmark", versions, "the served file is read into the page cache before each scenario",
+                 [f"Single-connection tools (curl) run {RUNS_SLOW} times in the capped and WAN scenarios."]
+                 if RUNS_SLOW != RUNS else [],
+                 runs_single_connection=RUNS_SLOW, capped_mib_per_connection=float(RATE_MIB),
+                 wan_link=WAN_DESCRIPTION or None)
 
     wan_chart = "Lossy WAN: " + ", ".join(WAN_DESCRIPTION.split(", ")[:3]).replace(" round trip", " RTT") \
         .replace(" server->client", "")
@@ -1082,14 +1114,7 @@ def main():
     if CAPS_URLS and wanted("caps"):
         caps_section()
 
-    report["sections"] = sections
-    if RESULTS_DIR:
-        os.makedirs(RESULTS_DIR, exist_ok=True)
-        with open(os.path.join(RESULTS_DIR, "latest.md"), "w") as handle:
-            handle.write("\n".join(lines) + "\n")
-        with open(os.path.join(RESULTS_DIR, "latest.json"), "w") as handle:
-            json.dump(report, handle, indent=1)
-            handle.write("\n")
+    write_report("latest")
     return 0
 
 

@@ -5,10 +5,12 @@
 # HTTPS with HTTP/1.1 only, and HTTPS with HTTP/2 offered (nginx, a self-signed certificate that
 # every tool is given as its CA; axel has no CA option and runs with -k). Then the journal's and
 # the checksum's cost and hashing throughput; lists of millions (time to the first request, peak
-# RSS, 4 KiB files against aria2c) and -n auto against fixed counts at several per-connection caps.
+# RSS, 4 KiB files against aria2c) and -n auto against fixed counts at several per-connection caps;
+# a Hugging Face repository through a fake Hub against huggingface_hub (hub).
 # Needs root (namespaces, packages).
 #   scripts/bench.sh                                   everything: 1 GiB (WAN 256 MiB), 3 runs
 #   BENCH_SIZE_MB=64 BENCH_RUNS=1 BENCH_ONLY=wan RANGEFETCH=.build/release/rangefetch scripts/bench.sh
+#   BENCH_ONLY=hub BENCH_HUB_LARGE_MB="128 64 64 64" BENCH_RUNS=1 RANGEFETCH=... scripts/bench.sh
 #
 # Environment:
 #   BENCH_SIZE_MB (1024)       file size of the unthrottled and capped scenarios, MiB
@@ -19,12 +21,22 @@
 #   BENCH_ONLY (all)           comma list: unthrottled,capped,wan (plain HTTP), their HTTPS twins
 #                              unthrottled-https,unthrottled-h2,capped-https,capped-h2,wan-https,wan-h2
 #                              (or https for all six), many,batchcapped,mirrors,stream,journal,checksum,hash,
-#                              fleet,lists,caps,daemon
+#                              fleet,lists,caps,daemon,hub
 #   BENCH_DAEMON_ACTIVE ("8 100"), BENCH_DAEMON_WAITING (200), BENCH_DAEMON_RUNS (3),
 #   BENCH_DAEMON_WINDOW_S (15), BENCH_DAEMON_GAP_MS (10)   daemon section: RPC latency of
 #                              `rangefetch daemon` against aria2c --enable-rpc under load
 #                              (Benchmarks/daemon_rpc.py); 8 active get the BENCH_SIZE_MB file, more
 #                              the WAN-sized one (256 MiB), so that preallocated files fit the disk
+#   BENCH_HUB_LARGE_MB ("1024 256 256 256"), BENCH_HUB_SMALL_FILES (30), BENCH_HUB_CAP (8700000)
+#                              hub section (Benchmarks/hub.py): a model of LFS files of these MiB and
+#                              small git files (0.7 KiB-1.5 MiB) on Tests/Support/fake_hub.py, whose
+#                              CDN paces each connection at BENCH_HUB_CAP bytes/s; `rangefetch hf://`
+#                              against huggingface_hub 2.4.0's snapshot_download (one connection a
+#                              file) and 0.36.x's with hf_transfer 0.1.9 (venvs Benchmarks/.venv-hf*;
+#                              files under 50 MiB do not reach hf_transfer). About 10 min at the
+#                              default sizes with 3 runs (2 min a run: hf 2.4.0's 1 GiB file)
+#   BENCH_HUB_DATA_DIR         where the hub section's files are made once and kept for the next
+#                              run (BENCH_WORK_DIR's disk: /var/tmp/rangefetch-bench-hub)
 #   BENCH_RESULTS_DIR          where latest.md/json/png go (Benchmarks/results)
 #   BENCH_MANY_FILES (20000), BENCH_MANY_KIB (4)   files and their size in the many-files section
 #   BENCH_LIST_LINES           lists section: lengths of the generated lists timed to their first
@@ -43,7 +55,8 @@
 #   BENCH_TIMEOUT_S (900)      one download's time limit
 #   RF_FLAGS                   extra rangefetch flags; RANGEFETCH: use this binary, skip the build
 # Results: printed, and written to Benchmarks/results/latest.{md,json,png}; the daemon section's
-# to Benchmarks/results/daemon.{md,json} (BENCH_ONLY=daemon alone leaves latest.* untouched).
+# to Benchmarks/results/daemon.{md,json}, the hub section's to hub.{md,json} (BENCH_ONLY=daemon or
+# hub alone leaves latest.* untouched).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/packages.sh
@@ -64,15 +77,35 @@ fi
 RANGEFETCH=$(realpath "$RANGEFETCH")
 export RANGEFETCH
 
-# The chart needs matplotlib, from PyPI into a venv of our own (ignored by git). Done before the
-# measurements, so a failure costs seconds, not a finished benchmark.
+wants() { [[ ",${BENCH_ONLY:-all}," == *",all,"* || ",${BENCH_ONLY:-all}," == *",$1,"* ]]; }
+
+# bench_venv DIR CHECK PACKAGE...: a venv of our own at DIR (ignored by git) with the packages
+# from PyPI, unless its python runs CHECK already. Done before the measurements, so a failure
+# costs seconds, not a finished benchmark.
+bench_venv() {
+    local dir=$1 check=$2
+    shift 2
+    "$dir/bin/python" -c "$check" 2>/dev/null && return 0
+    echo "bench: installing $* into $dir" >&2
+    python3 -m venv "$dir"
+    "$dir/bin/pip" install -q "$@"
+}
+
+# Sections other than daemon and hub go to bench.py (latest.* and the chart, which needs
+# matplotlib); with none, it does not run.
 venv=Benchmarks/.venv
-# Sections other than daemon go to bench.py (latest.* and the chart); with none, it does not run.
-others=$(echo ",${BENCH_ONLY:-all}," | sed -e 's/,daemon,/,/g' -e 's/^,*//' -e 's/,*$//')
-if [ -n "$others" ] && ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
-    echo "bench: installing matplotlib into $venv" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q matplotlib
+others=$(echo ",${BENCH_ONLY:-all}," | sed -e 's/,daemon,/,/g' -e 's/,hub,/,/g' -e 's/^,*//' -e 's/,*$//')
+if [ -n "$others" ]; then
+    bench_venv "$venv" 'import matplotlib' matplotlib
+fi
+# The hub section's clients: huggingface_hub 2.4.0, and 0.36.x with hf_transfer 0.1.9
+# (HF_HUB_ENABLE_HF_TRANSFER), which 2.4.0 no longer uses.
+hub_hf2=Benchmarks/.venv-hf2 hub_hf036=Benchmarks/.venv-hf036
+if wants hub; then
+    bench_venv "$hub_hf2" 'import importlib.metadata as m; assert m.version("huggingface_hub") == "2.4.0"' \
+        'huggingface_hub==2.4.0'
+    bench_venv "$hub_hf036" 'import importlib.metadata as m; assert m.version("huggingface_hub").startswith("0.36.")
+assert m.version("hf_transfer") == "0.1.9"' 'huggingface_hub==0.36.*' 'hf-transfer==0.1.9'
 fi
 
 # rf_disk_dir: the first candidate directory that is on a disk, not in memory. Downloads must hit
@@ -92,19 +125,22 @@ rf_disk_dir() {
     return 1
 }
 
-wants() { [[ ",${BENCH_ONLY:-all}," == *",all,"* || ",${BENCH_ONLY:-all}," == *",$1,"* ]]; }
-
 base=$(rf_disk_dir)
 work=$(mktemp -d "$base/rangefetch-bench.XXXXXX")
 chmod 755 "$work"
 relay_pids=()
 bench_pid=""
+hub_pid="" # the fake Hub of the hub section
 cleanup() {
     if [ -n "$bench_pid" ]; then # stop the measurement (and the tool it runs) first
         kill -TERM "$bench_pid" 2>/dev/null || true
         wait "$bench_pid" 2>/dev/null || true
     fi
     [ "${#relay_pids[@]}" -gt 0 ] && kill "${relay_pids[@]}" 2>/dev/null || true
+    if [ -n "$hub_pid" ]; then
+        kill "$hub_pid" 2>/dev/null || true
+        wait "$hub_pid" 2>/dev/null || true
+    fi
     rf_nginx_stop "$work/nginx-wan"
     rf_wan_down "$work/wan"
     rf_nginx_stop "$work/nginx-cache"
@@ -121,10 +157,12 @@ gcc -O2 -Wall -o "$work/rf-wanem" Benchmarks/wanem/rf-wanem.c
 results=${BENCH_RESULTS_DIR:-Benchmarks/results}
 size_mb=${BENCH_SIZE_MB:-1024}
 wan_mb=${BENCH_WAN_SIZE_MB:-$((size_mb < 256 ? size_mb : 256))}
-echo "bench: generating ${size_mb} MiB of random data (WAN: the first ${wan_mb} MiB)" >&2
-head -c "$((size_mb << 20))" /dev/urandom >"$work/www/file.bin"
-head -c "$((wan_mb << 20))" "$work/www/file.bin" >"$work/www/wan.bin"
-chmod 644 "$work/www/file.bin" "$work/www/wan.bin"
+if [ -n "$others" ] || wants daemon; then # the hub section serves files of its own
+    echo "bench: generating ${size_mb} MiB of random data (WAN: the first ${wan_mb} MiB)" >&2
+    head -c "$((size_mb << 20))" /dev/urandom >"$work/www/file.bin"
+    head -c "$((wan_mb << 20))" "$work/www/file.bin" >"$work/www/wan.bin"
+    chmod 644 "$work/www/file.bin" "$work/www/wan.bin"
+fi
 many_files=${BENCH_MANY_FILES:-20000}
 many_kib=${BENCH_MANY_KIB:-4}
 batch_files=8
@@ -241,4 +279,40 @@ if wants daemon; then
     wait "$bench_pid"
     bench_pid=""
     echo "bench: wrote $results/daemon.md and daemon.json" >&2
+fi
+
+if wants hub; then
+    # The repository's files are made once under hub_data and kept for the next run; the fake Hub
+    # hashes them as it starts (sha256, sha1, md5: about 4 s a GiB), then serves them from there.
+    # Started here and stopped by its pid (by cleanup on a failure).
+    hub_data=${BENCH_HUB_DATA_DIR:-$base/rangefetch-bench-hub}
+    hub_cap=${BENCH_HUB_CAP:-8700000}
+    WORK="$work" OUT="$work/out" python3 Benchmarks/hub.py prepare "$hub_data" "$work/hub-repos.json"
+    python3 Tests/Support/fake_hub.py --repos "$work/hub-repos.json" --root "$hub_data" \
+        --ready-file "$work/hub-ready" --log "$work/hub-log.jsonl" --page-size 1000 \
+        --cdn-cap-bytes-per-sec "$hub_cap" 2>"$work/hub-stderr" &
+    hub_pid=$!
+    until [ -s "$work/hub-ready" ]; do
+        if ! kill -0 "$hub_pid" 2>/dev/null; then
+            cat "$work/hub-stderr" >&2
+            echo "bench: the fake Hub did not start" >&2
+            exit 1
+        fi
+        sleep 0.2
+    done
+    OUT="$work/out" WORK="$work" RESULTS_DIR="$results" BENCH_HUB_CAP="$hub_cap" HUB_ROOT="$hub_data" \
+    HUB_READY="$work/hub-ready" HUB_REPOS="$work/hub-repos.json" HUB_LOG="$work/hub-log.jsonl" \
+    HUB_HF2_PYTHON="$PWD/$hub_hf2/bin/python" HUB_HF036_PYTHON="$PWD/$hub_hf036/bin/python" \
+        python3 Benchmarks/hub.py run &
+    bench_pid=$!
+    wait "$bench_pid"
+    bench_pid=""
+    kill "$hub_pid"
+    wait "$hub_pid" || true
+    hub_pid=""
+    if [ -s "$work/hub-stderr" ]; then
+        echo "bench: the fake Hub said (last lines):" >&2
+        tail -n 20 "$work/hub-stderr" >&2
+    fi
+    echo "bench: wrote $results/hub.md and hub.json" >&2
 fi

@@ -29,7 +29,7 @@ struct Get: AsyncParsableCommand {
 
     @OptionGroup(title: "Hugging Face repositories (hf://)") var hub: HubOptionGroup
 
-    @Option(name: .customLong("max-connections-per-host"), help: ArgumentHelp("The most connections to any one host (scheme, host, port) at once: in a batch (default 16), and for each source of a file (default: no limit beyond -n; so mirrors on other hosts add connections). Example: --max-connections-per-host 8", valueName: "n"))
+    @Option(name: .customLong("max-connections-per-host"), help: ArgumentHelp("The most connections to any one host (scheme, host, port) at once: in a batch (default 16; for hf:// 64), and for each source of a file (default: no limit beyond -n; so mirrors on other hosts add connections). Example: --max-connections-per-host 8", valueName: "n"))
     var maxConnectionsPerHost: Int?
 
     @Option(name: .customLong("mirror"), help: ArgumentHelp("Another URL of the same file (repeatable; in an -i list, TAB-separated URLs on one line). Ranges are spread over the sources by their speed; a mirror must first serve the same size and the same bytes at sampled offsets, and one that disagrees, fails or is far slower is dropped with a warning. Without a checksum, each range a mirror sends is spot-checked against the main URL and a mirror caught sending other bytes is dropped and its ranges fetched again; only a checksum proves every byte. -u, Authorization and Cookie go to the main URL's host only (a mirror URL may carry its own user:password@). Example: --mirror https://eu.example.com/f.iso", valueName: "url"))
@@ -47,7 +47,7 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.customShort("n"), .customLong("connections")], help: ArgumentHelp("Parallel TCP connections, one range each (also over HTTP/2, which could put them all on one): 'auto' (default) starts with 16 and doubles while the speed still grows, up to --max-connections; or a fixed count, 1 to 64, which becomes a maximum when the server refuses connections (429, 503). Example: -n 16", valueName: "n|auto"), transform: ConnectionCountArgument.parse)
     var connections = ConnectionCountArgument(count: .automatic)
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64 (default 64: behind a per-connection cap auto doubles past 16 while it pays); in a batch, the connections shared by all files (default 16, up to 1024). Example: --max-connections 32", valueName: "n"))
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Upper bound for -n auto, 1 to 64 (default 64: behind a per-connection cap auto doubles past 16 while it pays); in a batch, the connections shared by all files (default 16, up to 1024; for hf:// 64, as the Hub's CDN caps each connection). Example: --max-connections 32", valueName: "n"))
     var maxConnectionsGiven: Int?
 
     /// --max-connections for a batch: the connections all its files share.

@@ -37,8 +37,8 @@ extension Get {
         guard (1...1024).contains(maxConnections) else {
             throw ValidationError("--max-connections must be between 1 and 1024 for a batch (got \(maxConnections))")
         }
-        guard (1...1024).contains(batchPerHost) else {
-            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(batchPerHost))")
+        guard (1...1024).contains(batchPerHost(default: 1)) else {
+            throw ValidationError("--max-connections-per-host must be between 1 and 1024 (got \(batchPerHost(default: 1)))")
         }
     }
 
@@ -68,23 +68,26 @@ extension Get {
         if options.s3 == nil, namesS3 { options.s3 = try S3Configuration.load() }
         let downloader = Downloader(options: options)
         reporter.begin(urls: input.listPath == nil && input.prefixes.isEmpty && input.shard == nil ? input.entries.map(\.url) : [])
-        let batchOptions = self.batchOptions
+        let given = batchOptions()
         return try await Interrupts.cancelling { () async throws(DownloadError) -> BatchSummary in
-            try await downloader.download(batch: input, options: batchOptions) { reporter.handle($0) }
+            try await downloader.download(batch: input, options: given) { reporter.handle($0) }
         }
     }
 
     /// The most connections to one host in a batch: -x, else --max-connections-per-host, else
     /// the library's default.
-    private var batchPerHost: Int {
-        aria2MaxPerHost?.perHost ?? maxConnectionsPerHost ?? BatchOptions().maximumConnectionsPerHost
+    /// `defaultPerHost` when neither is given.
+    private func batchPerHost(default defaultPerHost: Int) -> Int {
+        aria2MaxPerHost?.perHost ?? maxConnectionsPerHost ?? defaultPerHost
     }
 
-    private var batchOptions: BatchOptions {
+    /// The batch's options from the flags; `connections`: the connections it shares, in all and
+    /// to one host, when the flags do not say (the library's defaults, or a Hub repository's).
+    func batchOptions(connections: (total: Int, perHost: Int)? = nil) -> BatchOptions {
         var options = BatchOptions()
         options.jobs = batch.jobs
-        options.maximumConnections = maxConnections
-        options.maximumConnectionsPerHost = batchPerHost
+        options.maximumConnections = maxConnectionsGiven ?? connections?.total ?? options.maximumConnections
+        options.maximumConnectionsPerHost = batchPerHost(default: connections?.perHost ?? options.maximumConnectionsPerHost)
         options.failFast = batch.failFast
         options.recheck = batch.recheck
         options.directory = directory ?? "."

@@ -44,15 +44,15 @@ extension Get {
             var settings = HubSettings.fromEnvironment()
             if let cacheDirectory = hub.cacheDirectory { settings.cache = cacheDirectory }
             let options = try makeOptions()
-            var batchOptions = BatchOptions()
-            batchOptions.jobs = batch.jobs
-            batchOptions.maximumConnections = maxConnections
-            batchOptions.failFast = batch.failFast
+            // -j, --fail-fast and the connection limits as for any list, but 64 connections to
+            // the Hub's CDN unless told otherwise (HubSettings.connections); its directory is the
+            // cache's.
+            let given = batchOptions(connections: (HubSettings.connections, HubSettings.connections))
             let localFolder = hub.localDirectory
             let filter = HubFileFilter(include: hub.include, exclude: hub.exclude, shard: batch.shard?.selector)
-            summary = try await Interrupts.cancelling { [settings, batchOptions, localFolder] () async throws(DownloadError) -> HubSummary in
+            summary = try await Interrupts.cancelling { [settings, given, localFolder] () async throws(DownloadError) -> HubSummary in
                 try await Downloader(options: options).download(hub: repository, settings: settings, filter: filter,
-                                                                batch: batchOptions, localFolder: localFolder) { reporter.handle($0) }
+                                                                batch: given, localFolder: localFolder) { reporter.handle($0) }
             }
         } catch {
             let status = ExitStatus.code(for: error)

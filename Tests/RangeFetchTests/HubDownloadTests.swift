@@ -258,6 +258,29 @@ final class HubDownloadTests {
         #expect(after.contains { $0["origin"] as? String == "cdn" && $0["status"] as? Int == 206 })
     }
 
+    /// The Hub's CDN caps each connection: a repository's large files share 64 connections to it
+    /// unless told otherwise, not a list's 16; and --max-connections-per-host holds for hf:// too
+    /// (it was not passed on before, so the CDN never got more than 16).
+    @Test func theCDNGetsSixtyFourConnectionsUnlessToldOtherwise() throws {
+        let wide = HubServer.File.large("wide.bin", size: 32 << 20), narrow = HubServer.File.large("narrow.bin", size: 3 << 20)
+        let hub = try HubServer([.init(id: "org/wide", branches: ["main": (Self.main, [wide, narrow])])], directory: work,
+                                arguments: ["--cdn-cap-bytes-per-sec", "\(512 << 10)"])
+        func mostConnections(_ extra: [String]) throws -> Int {
+            let result = try runCLI(["hf://org/wide", "--json", "--min-segment", "256K"] + extra,
+                                    environment: environment(hub))
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").compactMap { line -> Int? in
+                guard let range = line.range(of: "\"active_connections\":") else { return nil }
+                return Int(line[range.upperBound...].prefix(while: \.isNumber))
+            }.max() ?? 0
+        }
+        let most = try mostConnections(["-n", "32", "--include", "wide.bin"])
+        #expect(most > 16 && most <= 32, "the CDN got at most \(most) connections at once")
+        let held = try mostConnections(["-n", "32", "--include", "narrow.bin", "--max-connections-per-host", "3"])
+        #expect(held > 0 && held <= 3, "--max-connections-per-host 3 let \(held) connections run at once")
+        try expectSnapshot("models--org--wide", commit: Self.main, files: [wide, narrow])
+    }
+
     // MARK: Helpers
 
     static func sha256(_ file: HubServer.File) -> String {

@@ -16,6 +16,12 @@ package struct HubSettings: Sendable, Equatable {
 
     package static let defaultEndpoint = "https://huggingface.co"
 
+    /// The connections a repository's large files share, in all and to one host, unless told
+    /// otherwise: the Hub's CDN caps each TCP connection (about 8.7 MB/s on most of its edges,
+    /// huggingface/xet-core#821) and serves every file from one host, so a batch's usual 16
+    /// would hold a repository to about 140 MB/s; 64 is what one file's `-n auto` may reach.
+    package static let connections = 64
+
     package init(endpoint: String = defaultEndpoint, token: String? = nil, cache: String) {
         self.endpoint = endpoint
         self.token = token
