@@ -159,6 +159,24 @@ final class MetalinkDownloadTests {
         #expect(served <= Self.servedBound(size: size, servers: stats), "servers sent \(stats.map(\.body_bytes)) bytes for a file of \(size): \(stats.map { $0.log.map { "\($0.status) \($0.range ?? "") \($0.bytes)" } })")
     }
 
+    /// A bad piece caught as it arrives at the front of the file, where the whole-file digest
+    /// follows the written bytes: its first bytes are written before its last one shows it bad,
+    /// and the digest must not take them (a piece is vouched for only once it matched). The one
+    /// source corrupts its first answer only: the piece is fetched again, and the file is exact.
+    @Test func theWholeFileDigestWaitsForAPieceToMatch() throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let size: Int64 = 4 << 20
+        let (whole, pieces) = Self.digests(of: try server.expectedBytes(size: size))
+        let url = server.dataURL(size: size, name: "w.bin", "rate=2000000&corruptevery=1&corruptcount=1")
+        let meta = try write(Self.metalink(name: "w.bin", size: size, sha256: whole, pieces: pieces, urls: [url]), as: "w.meta4")
+        let result = try runCLI([meta, "-d", out.path, "-n", "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("piece 0 (bytes 0-1048575) does not match the metalink's piece digest"), "\(result.stderr)")
+        try server.expectFile(out.file("w.bin"), size: size, sourceLocation: #_sourceLocation)
+        #expect(!out.exists("w.bin.part") && !out.exists("w.bin.checksum-mismatch"))
+    }
+
     /// A piece no single response delivers whole (a segment boundary cuts it) is left to the
     /// check after the run: 3 MiB in two segments, the second starting mid-piece 1 with its first
     /// byte flipped. Nothing is retried during the run; the check reads piece 1 back, names the

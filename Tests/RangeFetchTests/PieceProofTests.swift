@@ -97,6 +97,27 @@ struct PieceProofTests {
         #expect(Self.feed(hasher, from: 500, chunks: [100]).isEmpty)
     }
 
+    /// Where the response's bytes stop being vouched for, chunk after chunk: from the first byte
+    /// of the piece being hashed (its bytes are written before it is known good), nowhere while it
+    /// runs mid-piece or between pieces, and from the bad piece once one failed.
+    @Test(arguments: [
+        // start, chunks fed, wrong piece, then unproven from
+        (0, [0], nil, Int64?.none),          // no byte yet
+        (0, [50], nil, 0),                   // inside piece 0
+        (0, [100], nil, nil),                // piece 0 matched, piece 1 not begun
+        (0, [150], nil, 100),                // inside piece 1
+        (30, [50], nil, nil),                // began inside piece 0: never hashed, the after-run check's
+        (30, [120], nil, 100),               // then piece 1 from its first byte
+        (0, [250], 2, 200),                  // piece 2 being hashed (bad, not known yet)
+        (0, [300], 2, 200),                  // piece 2 failed: from it on
+        (0, [400], 2, 200),                  // nothing hashed after the failure
+    ] as [(Int, [Int], Int?, Int64?)])
+    func unprovenFromFollowsThePieceBeingHashed(start: Int, chunks: [Int], wrong: Int?, expected: Int64?) throws {
+        let hasher = try #require(PieceHasher(pieces: Self.pieces(wrong: wrong), size: 1000, start: Int64(start)))
+        _ = Self.feed(hasher, from: start, chunks: chunks)
+        #expect(hasher.unprovenFrom == expected)
+    }
+
     /// Without piece digests or a size there is nothing to hash (and no cost).
     @Test func noDigestsNoHasher() {
         #expect(PieceHasher(pieces: nil, size: 1000, start: 0) == nil)

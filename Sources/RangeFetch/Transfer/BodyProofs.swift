@@ -39,6 +39,16 @@ struct BodyProofs {
     /// record must not claim bytes past it (a mismatch would reject them).
     var unprovenFrom: Int64? { proof == nil ? contentCheck?.start : nil }
 
+    /// Where the segment's bytes stop being vouched for by a journal record, a digest following
+    /// the written prefix or a stream: ``unprovenFrom``, or the first byte of the metalink piece
+    /// being hashed (its bytes are written before its last one shows it good or bad).
+    var unvouchedFrom: Int64? {
+        switch (unprovenFrom, pieceCheck?.unprovenFrom) {
+        case let (content?, piece?): min(content, piece)
+        case let (content, piece): content ?? piece
+        }
+    }
+
     /// Settles what the `Content-Digest` proved, once the response has ended; `deliveredWhole`:
     /// cleanly, with every announced byte taken. Only the first call counts.
     mutating func settle(deliveredWhole: Bool) {

@@ -96,6 +96,13 @@ final class PieceHasher {
         proof = PieceProof(length: pieces.length, size: size, start: start)
     }
 
+    /// The first byte of the piece being hashed, or of the one that failed: the response's bytes
+    /// from there are not vouched for until that piece matched (they may be rejected).
+    var unprovenFrom: Int64? {
+        if let mismatch { return mismatch.range.lower }
+        return proof.hashing.map { proof.range($0).lower }
+    }
+
     /// Hashes the response's next bytes (the segment ending at `segmentEnd` now); returns the
     /// pieces they completed, matched or not.
     func update(_ bytes: UnsafeRawBufferPointer, segmentEnd: Int64) -> [PieceOutcome] {

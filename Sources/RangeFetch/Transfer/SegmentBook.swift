@@ -37,15 +37,16 @@ final class SegmentBook {
 
     /// Segment states as a journal record, a digest following the prefix or a stream may take
     /// them, in file order: a segment whose request carries a `Content-Digest` not checked yet
-    /// counts only up to that request's first byte, so nothing recorded or hashed is a byte a
-    /// mismatch would reject (see ``SegmentTransfer/unprovenFrom``).
+    /// counts only up to that request's first byte, and one whose request is hashing a metalink
+    /// piece only up to that piece's first byte, so nothing recorded or hashed is a byte a
+    /// mismatch would reject (see ``SegmentTransfer/unvouchedFrom``).
     var vouchedStates: [SegmentState] {
-        segments.map { $0.state.vouched(unprovenFrom: $0.transfer?.unprovenFrom) }.sorted { $0.range.lower < $1.range.lower }
+        segments.map { $0.state.vouched(unprovenFrom: $0.transfer?.unvouchedFrom) }.sorted { $0.range.lower < $1.range.lower }
     }
 
     /// ``vouchedStates`` with the CRCs of their written blocks: what a journal record claims.
     var recordedStates: [SegmentState] {
-        segments.map { $0.recordState(unprovenFrom: $0.transfer?.unprovenFrom) }.sorted { $0.range.lower < $1.range.lower }
+        segments.map { $0.recordState(unprovenFrom: $0.transfer?.unvouchedFrom) }.sorted { $0.range.lower < $1.range.lower }
     }
 
     /// Bytes of the file received: written, queued for writing or buffered by a request.

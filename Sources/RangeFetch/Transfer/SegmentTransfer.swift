@@ -157,6 +157,10 @@ final class SegmentTransfer {
     /// (``BodyProofs/unprovenFrom``).
     var unprovenFrom: Int64? { proofs.unprovenFrom }
 
+    /// Where the segment's bytes stop being vouched for to a journal record or a digest following
+    /// the written prefix (``BodyProofs/unvouchedFrom``): also before a metalink piece still hashing.
+    var unvouchedFrom: Int64? { proofs.unvouchedFrom }
+
     /// Whether its range may be cut short for another request to take the tail: a response
     /// carrying a `Content-Digest` is proven only whole, so cutting its tail off would leave its
     /// bytes unproven; one whose answer has not come yet only when its source is known to answer
