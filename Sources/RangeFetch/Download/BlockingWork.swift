@@ -44,7 +44,7 @@ enum BlockingWork {
     /// Raises the calling thread's nice value by `step` (only this thread's: Linux's
     /// `setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, …)` names the calling thread). Best effort: a failure leaves
     /// the thread as it was.
-    private static func lowerThreadPriority(by step: Int32) {
+    static func lowerThreadPriority(by step: Int32) {
         errno = 0
         let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         guard errno == 0 else { return }
@@ -88,7 +88,7 @@ enum BlockingWork {
 
     /// Starts a joinable thread running `body`; `false` when none could be made. Not generic:
     /// a C callback cannot reach a generic context (and swiftc 6.3.1 crashes trying).
-    private final class Launch {
+    final class Launch {
         private var body: (() -> Void)?
 
         private init(_ body: @escaping () -> Void) { self.body = body }

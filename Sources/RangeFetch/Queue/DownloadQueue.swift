@@ -22,7 +22,9 @@ import Synchronization
 /// fetches only what is not on disk. Files under 2 MiB keep no journal and start over.
 ///
 /// The decisions are `QueueBook`'s (pure, table-tested); this type carries them out. Each
-/// running download has a thread of its own (`BlockingWork`), joined before its end is said.
+/// running download has a thread of its own (`DownloadThreads`), started by the call that starts
+/// it and saying its end itself: none waits for a thread of Swift's cooperative pool, so a caller
+/// blocking the pool does not stall the queue. ``shutdown()`` joins them all.
 public final class DownloadQueue: Sendable {
     private struct Item: Sendable {
         var url: String
@@ -33,7 +35,8 @@ public final class DownloadQueue: Sendable {
         var options: DownloadOptions
         /// Set while it runs: tripping it stops the download.
         var cancellation: CancellationFlag?
-        var task: Task<Void, Never>?
+        /// Its thread has not said its end yet.
+        var isRunning = false
         var path: String?
         var receivedBytes: Int64 = 0
         var totalBytes: Int64?
@@ -59,6 +62,7 @@ public final class DownloadQueue: Sendable {
     private let share = CurlShare()
     private let s3: S3ConfigurationOnce
     private let transferNiceness: Int32
+    private let threads = DownloadThreads()
 
     /// A queue whose downloads use `options` (each may have its own, see ``add(_:options:paused:at:)``),
     /// `maximumActive` of them at once.
@@ -206,15 +210,14 @@ public final class DownloadQueue: Sendable {
     /// Stops every running download (each journal written), starts no more, waits until their
     /// threads are done, then ends the event sequences. Stopped downloads are paused.
     public func shutdown() async {
-        let tasks = state.withLock { state in
+        state.withLock { state in
             state.shuttingDown = true
             for id in state.book.order {
                 _ = try? state.book.pause(id)
             }
             for item in state.items.values { item.cancellation?.cancel() }
-            return state.items.values.compactMap(\.task)
         }
-        for task in tasks { await task.value }
+        await threads.joinAll()
         // Finished outside the lock: a sequence's termination handler takes it.
         let subscribers = state.withLock { state in
             defer { state.subscribers = [:] }
@@ -250,7 +253,8 @@ public final class DownloadQueue: Sendable {
                 let cancellation = CancellationFlag()
                 item.cancellation = cancellation
                 item.error = nil
-                item.task = launch(id, item: item, cancellation: cancellation)
+                item.isRunning = true
+                launch(id, item: item, cancellation: cancellation)
                 state.items[id] = item
                 send(.started(id), in: state)
             case .stop(let id):
@@ -270,7 +274,7 @@ public final class DownloadQueue: Sendable {
     /// never a sweep over every item.
     private func letGoIfForgotten(_ id: DownloadID) {
         state.withLock { state in
-            if state.book.status(id) == nil, state.items[id]?.task == nil { state.items[id] = nil }
+            if state.book.status(id) == nil, state.items[id]?.isRunning == false { state.items[id] = nil }
         }
     }
 
@@ -278,18 +282,13 @@ public final class DownloadQueue: Sendable {
         for continuation in state.subscribers.values { continuation.yield(event) }
     }
 
-    /// The download's run, on a thread of its own; its end goes back to the book.
-    private func launch(_ id: DownloadID, item: Item, cancellation: CancellationFlag) -> Task<Void, Never> {
+    /// The download's run, on a thread of its own started now; its end goes back to the book
+    /// from that thread, once the download has closed everything it opened.
+    private func launch(_ id: DownloadID, item: Item, cancellation: CancellationFlag) {
         let (source, options) = (item.source, item.options)
-        return Task.detached { [self] in
-            let outcome: Result<DownloadSummary, DownloadError>
-            do throws(DownloadError) {
-                let summary = try await BlockingWork.run(cancellation: cancellation, niceness: transferNiceness) { () throws(DownloadError) -> DownloadSummary in
-                    try self.run(id, source: source, options: options, cancellation: cancellation)
-                }
-                outcome = .success(summary)
-            } catch {
-                outcome = .failure(error)
+        threads.start(niceness: transferNiceness) { [self] in
+            let outcome = Result { () throws(DownloadError) -> DownloadSummary in
+                try run(id, source: source, options: options, cancellation: cancellation)
             }
             ended(id, outcome)
         }
@@ -323,11 +322,12 @@ public final class DownloadQueue: Sendable {
         }.run()
     }
 
-    /// A download's thread has ended (joined): the book decides what it becomes.
+    /// A download has ended (said on its own thread, everything it opened closed): the book
+    /// decides what it becomes.
     private func ended(_ id: DownloadID, _ outcome: Result<DownloadSummary, DownloadError>) {
         apply { state in
             state.items[id]?.cancellation = nil
-            state.items[id]?.task = nil
+            state.items[id]?.isRunning = false
             state.items[id]?.bytesPerSecond = 0
             state.items[id]?.connections = 0
             let requeue = state.book.isStopping(id)
