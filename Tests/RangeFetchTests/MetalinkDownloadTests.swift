@@ -98,6 +98,18 @@ final class MetalinkDownloadTests {
         return Int64(ranges.filter { range in ranges.contains { $0.0 > range.0 && $0.0 <= range.1 } }.count)
     }
 
+    /// One fault server with 4 MiB at `name` (`query` added to its URL), and a metalink naming it
+    /// alone with the whole file's and the 1 MiB pieces' digests.
+    private func loneSource(_ name: String, _ query: String) throws -> (server: FaultServer, size: Int64, url: String, meta: String) {
+        let server = try FaultServer()
+        let size: Int64 = 4 << 20
+        let (whole, pieces) = Self.digests(of: try server.expectedBytes(size: size))
+        let url = server.dataURL(size: size, name: name, query)
+        let meta = try write(Self.metalink(name: name, size: size, sha256: whole, pieces: pieces, urls: [url]),
+                             as: name.replacingOccurrences(of: ".bin", with: ".meta4"))
+        return (server, size, url, meta)
+    }
+
     /// The case: 16 MiB in 1 MiB pieces over two sources, the mirror corrupting one range
     /// after passing its samples. The file is exact, the mirror is named, and only its bad piece
     /// came twice: the servers sent the file, that piece again, and for each range the mirror
@@ -164,12 +176,8 @@ final class MetalinkDownloadTests {
     /// and the digest must not take them (a piece is vouched for only once it matched). The one
     /// source corrupts its first answer only: the piece is fetched again, and the file is exact.
     @Test func theWholeFileDigestWaitsForAPieceToMatch() throws {
-        let server = try FaultServer()
+        let (server, size, _, meta) = try loneSource("w.bin", "rate=2000000&corruptevery=1&corruptcount=1")
         defer { server.stop() }
-        let size: Int64 = 4 << 20
-        let (whole, pieces) = Self.digests(of: try server.expectedBytes(size: size))
-        let url = server.dataURL(size: size, name: "w.bin", "rate=2000000&corruptevery=1&corruptcount=1")
-        let meta = try write(Self.metalink(name: "w.bin", size: size, sha256: whole, pieces: pieces, urls: [url]), as: "w.meta4")
         let result = try runCLI([meta, "-d", out.path, "-n", "1"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("piece 0 (bytes 0-1048575) does not match the metalink's piece digest"), "\(result.stderr)")
@@ -214,12 +222,8 @@ final class MetalinkDownloadTests {
     /// tries are spent; the download fails with exit 5 naming the piece, and the journal claims
     /// none of the bad pieces.
     @Test func piecesThatNeverComeRightFailTheDownload() throws {
-        let server = try FaultServer()
+        let (server, size, url, meta) = try loneSource("c.bin", "corruptevery=1")
         defer { server.stop() }
-        let size: Int64 = 4 << 20
-        let (whole, pieces) = Self.digests(of: try server.expectedBytes(size: size))
-        let url = server.dataURL(size: size, name: "c.bin", "corruptevery=1")
-        let meta = try write(Self.metalink(name: "c.bin", size: size, sha256: whole, pieces: pieces, urls: [url]), as: "c.meta4")
         let result = try runCLI([meta, "-d", out.path, "-n", "2"])
         #expect(result.status == 5, "\(result.stderr)")
         #expect(result.stderr.contains("\(url): piece 0 (bytes 0-1048575) does not match"), "\(result.stderr)")
