@@ -127,6 +127,8 @@ struct Get: AsyncParsableCommand {
         if quiet && verbose { throw ValidationError("use either -q/--quiet or -v/--verbose, not both") }
         if isHub {
             try validateHub()
+        } else if hub.isGiven {
+            throw ValidationError("--include, --exclude, --cache-dir, --local-dir and --force-download are for an hf:// repository (hf://ORG/NAME)")
         } else if isBatch {
             try validateBatch()
         } else {

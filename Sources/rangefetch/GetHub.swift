@@ -17,6 +17,14 @@ struct HubOptionGroup: ParsableArguments {
 
     @Option(name: .customLong("local-dir"), help: ArgumentHelp("With hf://: put the files themselves in this folder, under their paths in the repository, instead of the Hub's cache (as hf download --local-dir, with the metadata it keeps in DIR/.cache/huggingface, so a rerun fetches only what changed). Example: --local-dir ./qwen", valueName: "dir"))
     var localDirectory: String?
+
+    @Flag(name: .customLong("force-download"), help: ArgumentHelp("With hf://: fetch every selected file again, even one already in place (as hf download --force-download; --overwrite does the same). Each is replaced whole once its new bytes are proven: until then the old file stays, and a program reading it keeps its bytes."))
+    var forceDownload = false
+
+    /// Any of these options was given.
+    var isGiven: Bool {
+        !include.isEmpty || !exclude.isEmpty || cacheDirectory != nil || localDirectory != nil || forceDownload
+    }
 }
 
 /// `rangefetch hf://ORG/NAME[@REV]`: a Hugging Face repository into the Hub's cache.
@@ -50,9 +58,10 @@ extension Get {
             let given = batchOptions(connections: (HubSettings.connections, HubSettings.connections))
             let localFolder = hub.localDirectory
             let filter = HubFileFilter(include: hub.include, exclude: hub.exclude, shard: batch.shard?.selector)
+            let force = hub.forceDownload || overwrite
             summary = try await Interrupts.cancelling { [settings, given, localFolder] () async throws(DownloadError) -> HubSummary in
                 try await Downloader(options: options).download(hub: repository, settings: settings, filter: filter,
-                                                                batch: given, localFolder: localFolder) { reporter.handle($0) }
+                                                                batch: given, localFolder: localFolder, force: force) { reporter.handle($0) }
             }
         } catch {
             let status = ExitStatus.code(for: error)

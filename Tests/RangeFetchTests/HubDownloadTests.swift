@@ -281,6 +281,55 @@ final class HubDownloadTests {
         try expectSnapshot("models--org--wide", commit: Self.main, files: [wide, narrow])
     }
 
+    /// `--force-download` fetches every file again, even those in place, and replaces each whole.
+    /// Blobs damaged in place at their right size (which a plain rerun takes as cached, as
+    /// huggingface_hub does) come back exact, in the cache and in a local folder; a reader holding
+    /// an old blob keeps its bytes, since the new one was renamed over it, not written into it.
+    /// Given with an http URL, the flag is refused.
+    @Test(arguments: [false, true])
+    func forceDownloadFetchesEveryFileAgainAndReplacesEachWhole(localFolder: Bool) throws {
+        let hub = try server()
+        let folder = work.file("local")
+        let extra = localFolder ? ["--local-dir", folder] : []
+        #expect(try fetch("hf://org/model", hub, extra).status == 0)
+        let large = try #require(Self.modelFiles.first { $0.path == "model.safetensors" })
+        let small = try #require(Self.modelFiles.first { $0.path == "config.json" })
+        let place = { (file: HubServer.File) in
+            localFolder ? folder + "/" + file.path
+                : self.cache + "/models--org--model/blobs/" + (file.lfs ? Self.sha256(file) : Self.gitID(file))
+        }
+        let damage = Array(repeating: UInt8(0x5a), count: 16)
+        for file in [large, small] {
+            let handle = try #require(FileHandle(forWritingAtPath: place(file)))
+            try handle.write(contentsOf: damage.prefix(min(16, file.size)))
+            try handle.close()
+        }
+        let held = try #require(FileHandle(forReadingAtPath: place(large)))
+        defer { try? held.close() }
+
+        let before = try hub.log().count
+        let result = try fetch("hf://org/model", hub, extra + ["--force-download"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let asked = try hub.log().dropFirst(before)
+        for file in [large, small] {
+            #expect(asked.contains { ($0["path"] as? String ?? "").hasSuffix("/resolve/\(Self.main)/\(file.path)") },
+                    "\(file.path) was not fetched again: \(asked.map { $0["path"] ?? "" })")
+        }
+        #expect(asked.contains { $0["origin"] as? String == "cdn" }, "the large files were not fetched again")
+        if localFolder {
+            for file in Self.modelFiles {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file.path))
+                #expect(Array(bytes) == HubServer.bytes(of: file), "\(file.path)")
+            }
+        } else {
+            try expectSnapshot("models--org--model", commit: Self.main, files: Self.modelFiles)
+        }
+        #expect(try held.read(upToCount: 16).map(Array.init) == damage, "the old blob was written into, not replaced")
+
+        let refused = try runCLI(["http://127.0.0.1:9/x.bin", "--force-download"])
+        #expect(refused.status == 2 && refused.stderr.contains("hf://"), "\(refused.stderr)")
+    }
+
     // MARK: Helpers
 
     static func sha256(_ file: HubServer.File) -> String {

@@ -116,6 +116,18 @@ struct HubRulesTests {
         #expect(settings == HubSettings(endpoint: endpoint, token: token, cache: cache))
     }
 
+    /// Files in place: those whose blob is not fetched. Two paths sharing a blob are fetched once
+    /// (the first stands for both) and neither is in place.
+    @Test(arguments: [
+        ([], 3), (["a.json"], 1), (["c.bin"], 2), (["a.json", "c.bin"], 0),
+    ] as [([String], Int)])
+    func filesInPlaceAreThoseWhoseBlobIsNotFetched(fetching: [String], inPlace: Int) {
+        let files = [HubFile(path: "a.json", size: 2, gitOID: "11", sha256: nil),
+                     HubFile(path: "copy/a.json", size: 2, gitOID: "11", sha256: nil),
+                     HubFile(path: "c.bin", size: 9, gitOID: "22", sha256: "33")]
+        #expect(Downloader.inPlace(files, fetching: files.filter { fetching.contains($0.path) }) == inPlace)
+    }
+
     @Test(arguments: [
         ("\"resolvers\";r=0;t=1", 1.0), ("\"api\";r=0;t=42", 42.0), ("\"resolvers\";r=2;t=1", nil),
         ("\"resolvers\";r=0", nil), ("\"resolvers\"; r = 0 ; t = 3", 3.0), ("", nil), ("r=x;t=1", nil),

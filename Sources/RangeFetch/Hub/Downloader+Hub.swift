@@ -36,11 +36,24 @@ extension Downloader {
     ///
     /// With `localFolder`, the files themselves go there instead, with the metadata
     /// `hf download --local-dir` keeps (``HubLocalFolderStore``).
+    ///
+    /// With `force`, every selected file is fetched again, even one in place (`hf download
+    /// --force-download`): each new file is proven in the staging folder and renamed over the
+    /// old one, so the old bytes stay whole until then (a reader holding them keeps them).
+    /// How many of `files` are in place: those whose blob is not among those `fetching` (two paths
+    /// sharing a blob are fetched once, and neither is in place).
+    static func inPlace(_ files: [HubFile], fetching: [HubFile]) -> Int {
+        let fetched = Set(fetching.map(\.blobName))
+        return files.filter { !fetched.contains($0.blobName) }.count
+    }
+
     package func download(
         hub repository: HubRepository, settings: HubSettings, filter: HubFileFilter, batch given: BatchOptions,
-        localFolder: String? = nil, events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
+        localFolder: String? = nil, force: Bool = false, events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
     ) async throws(DownloadError) -> HubSummary {
         var options = self.options
+        // The batch's blobs in place are fetched again into NAME.part and renamed over them.
+        if force { options.existingFile = .overwrite }
         if let token = settings.token { options.request.headers.append("Authorization: Bearer \(token)") }
         let request = options.request
         let cancellation = CancellationFlag()
@@ -57,13 +70,13 @@ extension Downloader {
         }
         let files = listed.filter(filter.selects)
         let store: any HubStore & Sendable = if let localFolder {
-            HubLocalFolderStore(folder: localFolder, commit: commit)
+            HubLocalFolderStore(folder: localFolder, commit: commit, replacesAll: force)
         } else {
-            HubCacheStore(layout: HubCacheLayout(cache: settings.cache, repository: repository), commit: commit)
+            HubCacheStore(layout: HubCacheLayout(cache: settings.cache, repository: repository), commit: commit, replacesAll: force)
         }
         let missing = store.missing(files)
         var summary = HubSummary(repository: repository, commit: commit, snapshot: store.destination,
-                                 selected: files.count, alreadyCached: files.count - missing.count)
+                                 selected: files.count, alreadyCached: Self.inPlace(files, fetching: missing))
         let place = { () async throws(DownloadError) in
             // Links, renames and synced writes: on a thread of their own, not the task pool's.
             try await BlockingWork.run(cancellation: cancellation) { () throws(DownloadError) in

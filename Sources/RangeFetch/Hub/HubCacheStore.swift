@@ -16,8 +16,8 @@ protocol HubStore {
     var staging: String { get }
     /// What the user is given: the snapshot folder, or the local folder.
     var destination: String { get }
-    /// The selected files not yet in place, one per blob (two paths with the same bytes are
-    /// fetched once).
+    /// The selected files not yet in place (all of them when the store replaces all), one per
+    /// blob (two paths with the same bytes are fetched once).
     func missing(_ files: [HubFile]) -> [HubFile]
     /// Where `file` appears once in place.
     func placedPath(_ file: HubFile) -> String
@@ -33,6 +33,9 @@ protocol HubStore {
 struct HubCacheStore: HubStore {
     var layout: HubCacheLayout
     var commit: String
+    /// Every selected blob is fetched again (`--force-download`): proven, then renamed over the
+    /// one in place.
+    var replacesAll = false
 
     var staging: String { layout.blobs }
     var destination: String { layout.snapshot(commit: commit) }
@@ -41,7 +44,7 @@ struct HubCacheStore: HubStore {
 
     /// Those whose blob is absent, or whose size is not the listing's.
     func missing(_ files: [HubFile]) -> [HubFile] {
-        HubStaging.distinctBlobs(files).filter { HubStaging.size(layout.blobs + "/" + $0.blobName) != $0.size }
+        HubStaging.distinctBlobs(files).filter { replacesAll || HubStaging.size(layout.blobs + "/" + $0.blobName) != $0.size }
     }
 
     /// Links every file into the snapshot, and writes `refs/REVISION` when the revision is a

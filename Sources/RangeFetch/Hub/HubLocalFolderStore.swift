@@ -9,10 +9,13 @@ import FoundationEssentials
 /// and the time it was written, and `DIR/.cache/huggingface` has its `.gitignore` and
 /// `CACHEDIR.TAG`. Files are fetched into `DIR/.cache/huggingface/rangefetch/` under their
 /// blob's name and moved to their path once proven; a file already there whose metadata names
-/// its blob, at its size, is left alone.
+/// its blob, at its size, is left alone (unless the store replaces all).
 struct HubLocalFolderStore: HubStore {
     var folder: String
     var commit: String
+    /// Every selected file is fetched again (`--force-download`): proven, then renamed over the
+    /// one at its path.
+    var replacesAll = false
 
     var bookkeeping: String { folder + "/.cache/huggingface" }
     var staging: String { bookkeeping + "/rangefetch" }
@@ -23,7 +26,7 @@ struct HubLocalFolderStore: HubStore {
     func metadata(_ path: String) -> String { bookkeeping + "/download/" + path + ".metadata" }
 
     func missing(_ files: [HubFile]) -> [HubFile] {
-        HubStaging.distinctBlobs(files.filter { !isInPlace($0) })
+        HubStaging.distinctBlobs(files.filter { replacesAll || !isInPlace($0) })
     }
 
     /// Its metadata names its blob and the file has the listing's size.
@@ -39,7 +42,7 @@ struct HubLocalFolderStore: HubStore {
         for file in files where !file.isLarge {
             try HubStaging.proveSmallFile(file, in: staging)
         }
-        let waiting = files.filter { !isInPlace($0) }
+        let waiting = files.filter { replacesAll || !isInPlace($0) }
         let lastUse = Dictionary(waiting.enumerated().map { ($0.element.blobName, $0.offset) }) { _, later in later }
         for (index, file) in waiting.enumerated() {
             let staged = staging + "/" + file.blobName
