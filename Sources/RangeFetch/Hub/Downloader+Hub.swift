@@ -40,13 +40,6 @@ extension Downloader {
     /// With `force`, every selected file is fetched again, even one in place (`hf download
     /// --force-download`): each new file is proven in the staging folder and renamed over the
     /// old one, so the old bytes stay whole until then (a reader holding them keeps them).
-    /// How many of `files` are in place: those whose blob is not among those `fetching` (two paths
-    /// sharing a blob are fetched once, and neither is in place).
-    static func inPlace(_ files: [HubFile], fetching: [HubFile]) -> Int {
-        let fetched = Set(fetching.map(\.blobName))
-        return files.filter { !fetched.contains($0.blobName) }.count
-    }
-
     package func download(
         hub repository: HubRepository, settings: HubSettings, filter: HubFileFilter, batch given: BatchOptions,
         localFolder: String? = nil, force: Bool = false, events: @escaping @Sendable (BatchEvent) -> Void = { _ in }
@@ -123,5 +116,12 @@ extension Downloader {
         }
         try await place()
         return summary
+    }
+
+    /// How many of `files` are in place: those whose blob is not among those `fetching` (two paths
+    /// sharing a blob are fetched once, and neither is in place).
+    static func inPlace(_ files: [HubFile], fetching: [HubFile]) -> Int {
+        let fetched = Set(fetching.map(\.blobName))
+        return files.filter { !fetched.contains($0.blobName) }.count
     }
 }
