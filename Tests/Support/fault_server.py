@@ -17,7 +17,8 @@ Paths
                             version= and changeafter= do not apply to files.
   /_stats                   GET: JSON {"open_connections", "peak_connections" (TCP connections open
                             now and at most at once since the last reset, the stats request's own
-                            included), "requests", "body_bytes" (at each response's end), "written_bytes" (as sent), "by_status": {"206": n, ...},
+                            included; a connection whose client has closed it counts no more,
+                            even before its thread sees the end), "requests", "body_bytes" (at each response's end), "written_bytes" (as sent), "by_status": {"206": n, ...},
                             "log": [{"method", "path", "query", "range", "if_range", "status",
                             "bytes", "etag", "host", "auth", "connection", "accept_encoding",
                             "accept_encoding_lines", "headers"}, ...]}
@@ -208,6 +209,7 @@ import json
 import math
 import os
 import re
+import select
 import signal
 import socket
 import struct
@@ -264,6 +266,7 @@ class State:
         self.requests, self.body_bytes, self.by_status, self.log = 0, 0, {}, []
         self.written_bytes = 0  # body bytes as each write goes out, not at a response's end
         self.open_connections, self.peak_connections = 0, 0
+        self.sockets = {}  # connection id -> socket, while its thread serves it
         self.counters = {}  # (url key, counter name) -> int
         self.clock_offset = 0.0  # seconds /_clock?advance= has moved "now" forward
 
@@ -314,10 +317,25 @@ class State:
             self.by_status[status] = self.by_status.get(status, 0) + 1
             self.log.append(entry)
 
-    def connection_opened(self, change):
+    def connection_opened(self, connection_id, sock):
+        """Counts a new connection. The peak counts only connections whose client has not hung up:
+        a thread asleep in a slow answer, or not yet scheduled on a loaded machine, sees the end
+        late, and a client that closed one connection before opening the next never had both open."""
+        hung_up = select.POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL
         with self.lock:
-            self.open_connections += change
-            self.peak_connections = max(self.peak_connections, self.open_connections)
+            self.sockets[connection_id] = sock
+            self.open_connections += 1
+            poller = select.poll()
+            for other in self.sockets.values():
+                poller.register(other, hung_up)
+            ended = {fd for fd, events in poller.poll(0) if events & hung_up}
+            live = sum(1 for other in self.sockets.values() if other.fileno() not in ended)
+            self.peak_connections = max(self.peak_connections, live)
+
+    def connection_closed(self, connection_id):
+        with self.lock:
+            if self.sockets.pop(connection_id, None) is not None:
+                self.open_connections -= 1
 
     def snapshot(self):
         with self.lock:
@@ -625,7 +643,7 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self):
         super().setup()
         self.connection_id = next(self.connection_ids)
-        STATE.connection_opened(1)
+        STATE.connection_opened(self.connection_id, self.connection)
         try:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:
@@ -638,7 +656,7 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
     def finish(self):
-        STATE.connection_opened(-1)
+        STATE.connection_closed(self.connection_id)
         try:
             super().finish()
         except OSError:
