@@ -10,8 +10,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        // `swift package generate-documentation` (scripts/docs.sh).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // The daemon's HTTP server (NIOHTTP1 parses; no hand-written HTTP).
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
@@ -27,7 +25,16 @@ let package = Package(
         .target(name: "CXML"),
         // The system's SQLite, for the daemon's queue (a table that survives kill -9).
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
-        .target(name: "RangeFetch", dependencies: ["CCurl", "COpenSSL", "CFileShims", "CXML"]),
+        // The library in three targets, each a wall the compiler checks (docs/architecture.md):
+        // the base has no network, the network layer knows one download's requests, and the
+        // public face (downloads, lists, the queue, Hub repositories, the bench) is what
+        // embedders import. What crosses a wall and is not for embedders is `package`.
+        // Core, Planning, Storage, Verify, Journal: values, the disk, digests, the journal.
+        .target(name: "RangeFetchBase", dependencies: ["COpenSSL", "CFileShims"]),
+        // Curl, Source, Probe, Transfer: libcurl, where requests go, the probe, the engine.
+        .target(name: "RangeFetchNetwork", dependencies: ["RangeFetchBase", "CCurl", "COpenSSL", "CFileShims", "CXML"]),
+        // Download, Batch, Queue, Hub, Bench, Progress: the public face (re-exports the two below).
+        .target(name: "RangeFetch", dependencies: ["RangeFetchBase", "RangeFetchNetwork", "CCurl"]),
         // `rangefetch daemon`: aria2's JSON-RPC on a DownloadQueue.
         .target(
             name: "RangeFetchDaemon",
@@ -58,7 +65,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RangeFetchTests",
-            dependencies: ["RangeFetch", "RangeFetchDaemon", "CCurl"],
+            dependencies: ["RangeFetch", "RangeFetchBase", "RangeFetchNetwork", "RangeFetchDaemon", "CCurl"],
             path: "Tests/RangeFetchTests"
         ),
     ]

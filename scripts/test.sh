@@ -13,8 +13,8 @@ rf_test_requirements
 
 swift build
 if [ $# -eq 0 ]; then
-    # ~9 s once the build is warm (about a minute on a fresh checkout: DocC compiles the library
-    # again for its symbol graph); set -e makes a DocC warning fail the run here.
+    # ~20 s: the symbol graph is read from the modules just built; set -e makes a DocC warning
+    # fail the run here.
     bash scripts/docs.sh
     # A kill every ~6 MiB of a small file costs relatively more than the full soak's every ~5 MiB
     # of 256 MiB with most of its bytes between kills; 1.25x still catches a journal that lags.

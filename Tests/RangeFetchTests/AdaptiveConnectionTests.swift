@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `-n auto` end to end: behind a per-connection cap the count grows; where the server or the
 /// machine is the limit it stays low. Behaviour (the counts chosen), not timing.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Loading the batch journal file itself: records across read chunks, junk between them, its mode.
 struct BatchJournalLoadTests {

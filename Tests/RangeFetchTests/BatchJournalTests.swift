@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The batch journal (`DIR/.rangefetch-batch`): a rerun of a finished batch asks no server
 /// anything, `--recheck` asks again, and no stale, damaged or planted record is trusted.

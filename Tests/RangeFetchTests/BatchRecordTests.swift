@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The batch journal's record line: what decodes, and every damage that must not.
 struct BatchRecordTests {

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A batch's outcomes counted as files end: every file counted, a result kept only while the
 /// batch is small or when the file did not end complete.

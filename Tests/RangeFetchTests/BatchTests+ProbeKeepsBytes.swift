@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A batch probes each file with a `GET` of its first 256 KiB and keeps them
 /// (`DownloadSession.probeKeepsBytes`): a file that small comes whole in that one request, a

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A batch's lane (`SmallFileLane`): files that come whole with their probe are written and made
 /// durable by the lane and its commit line, the others handed to the workers with the probe's

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Many files in one run (`-i`, several URLs): real nginx for the good files, our fault server
 /// for the bad ones.

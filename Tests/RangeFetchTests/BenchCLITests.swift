@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `rangefetch bench` driven as a user would: against nginx, a per-connection-capped relay and
 /// servers with bad input. Behaviour (growth, knee, labels, exit codes), not timing thresholds.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The bench sweep's pure parts: slicing, the early stop, the knee and the verdict.
 struct BenchPlanTests {

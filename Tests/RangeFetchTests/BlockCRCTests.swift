@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The journal's block CRCs: the grid (``BlockGrid``), the hasher that follows a segment's
 /// queued bytes (``BlockHasher``), the resume decision over what was read back

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The work's thread is finished with before its result is handed back: whatever the work held is
 /// released on it and its thread-exit handlers (OpenSSL frees its per-thread state in one) have

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// What users expect of a CLI: help that reads at 80 columns, completions, a man page, JSON that
 /// matches its schema, `--verbose`, `NO_COLOR` and a bar that fits the terminal.

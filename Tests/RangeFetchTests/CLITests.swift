@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The built `rangefetch` binary: arguments, exit codes, output formats.
 @Suite(.serialized)

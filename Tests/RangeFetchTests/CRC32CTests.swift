@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The CRC-32C of the journal's blocks (``CRC32C``, the C shim): the SSE4.2 path and the table
 /// path agree with each other, with ``CRC`` and with the published check values, at every

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// CRC32, CRC32C and CRC64NVME against published check values: the catalogue's check (the CRC
 /// of `123456789`), RFC 3720's CRC32C examples (B.4), and fed in uneven pieces.

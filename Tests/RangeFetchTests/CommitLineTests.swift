@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The lane's commit line (``CommitLine``): each file it writes lands whole at its name, reported
 /// once; a member whose write fails is dropped without a report (its closure hands it on); a

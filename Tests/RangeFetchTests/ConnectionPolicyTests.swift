@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `-n auto`'s search as a pure value, fed an aggregate rate that depends only on the count:
 /// the smaller of the count times a per-connection cap and the path's rate.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``ContentDigestCheck``: a 206's `Content-Digest` (RFC 9530) read from its head and checked
 /// against the bytes it delivered; and the rule by which a journal record leaves an unproven

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Ranges proven by their own `Content-Digest` (RFC 9530), end to end against the fault server
 /// (`contentdigest=good` on every 206; `corruptevery=K` flips a byte of every K-th 206 while

@@ -1,6 +1,8 @@
 import CCurl
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``CurlLoop``: requests end under their tokens and leave the loop; a request libcurl refuses
 /// to configure never starts; cancellation ends a single request; a loop that goes takes its

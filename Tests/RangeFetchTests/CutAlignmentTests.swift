@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``CutAlignment`` as a table: a range, the offset a rule wanted, and where the cut lands with
 /// and without 1 MiB metalink pieces.

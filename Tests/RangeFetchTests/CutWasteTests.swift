@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``CutWaste`` as a table: cuts of a download with 64 MiB left (a budget of 6.4 MiB), some
 /// after cut requests were seen stopping with bytes ahead; which cuts the budget allows.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// How far a body encoded unasked may decode, as a table at the edges.
 struct DecodedSizeLimitTests {

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``DigestSources`` as a table: which sources' requests may be cut before they answer, after
 /// the answers seen so far (a response with its own `Content-Digest` is proven only whole: a cut

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 struct DigestTests {
     static let vectors: [(DigestAlgorithm, String, String)] = [

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Walking a directory's path one component at a time: our own links (relative, absolute,
 /// chained) are followed, missing directories made with `creating`, a loop and a file on the

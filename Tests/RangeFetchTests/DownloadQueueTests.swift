@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``DownloadQueue`` against the fault server, its bodies paced so that a download is still
 /// running when it is paused, removed or requeued: what each operation leaves on disk, what the

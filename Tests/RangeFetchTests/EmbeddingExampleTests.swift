@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `Examples/Embedding`, the library used as an application would, built as its own package
 /// (depending on this one by path) and run against the test nginx.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Content codings: every request asks for identity, and a server that encodes anyway has its
 /// body decoded, never saved as the file.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// How the engine takes connections of a batch's budget for a request (``EngineLease``): one to
 /// the host the request goes to, a split's connection to the main host kept or traded, and none

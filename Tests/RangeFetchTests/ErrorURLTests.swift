@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Errors carry the URL they are about as a field (``DownloadError/url``), redacted, and the
 /// batch line and the `--json` error object are built from it rather than from the message text.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Which bytes of an existing file `--continue` compares with the server before taking them.
 struct ExistingPrefixCheckTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Hostile servers: every case ends byte-exact or with a clean error and nothing at the final path.
 @Suite(.serialized)

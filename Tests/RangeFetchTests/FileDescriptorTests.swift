@@ -4,6 +4,8 @@ import Glibc
 #endif
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The one descriptor type for raw I/O: reads at the file's end, read-backs of ranges that
 /// span it, writes of every byte, and calls a real signal interrupts, made again.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Our file digests against coreutils at the edges of the 1 MiB read buffer.
 struct FileDigesterTests {

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// How a name is made safe, by who offered it, and cut so every file beside it fits `NAME_MAX`.
 struct FileNameFittingTests {

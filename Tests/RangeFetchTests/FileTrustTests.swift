@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Which existing files are taken as ours (a partial download to resume, a journal): the table.
 struct FileTrustTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `rangefetch hf://…` against our fake Hub: the Hub's cache as huggingface_hub lays it out (and
 /// its own client, 2.4.0, loading it offline), the token kept from the CDN, a private repository,

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The pure rules of `hf://`: the text parsed into a repository, the Hub's answers read (and a
 /// hostile listing refused), the filter, the settings from the environment, the cache's layout.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A fleet on a real scheduler: Debian's Slurm (slurmctld, slurmd and munge, started on this
 /// machine by `Tests/Support/slurm_array.py` and stopped by pid) runs `sbatch --array=1-4`, each

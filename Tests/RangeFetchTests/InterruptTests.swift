@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Ctrl-C (SIGINT) stops every phase of a download promptly: exit 130 within a couple of
 /// seconds (generous for a loaded 2-core machine), whatever the server claims or withholds.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The version 2 journal's block CRCs against a real nginx: a forged journal over a zeroed
 /// partial file is caught, a killed download records the CRCs of what it wrote and resumes

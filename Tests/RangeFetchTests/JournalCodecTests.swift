@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 struct JournalCodecTests {
     let remote = RemoteFile(url: "http://127.0.0.1/a", redirectedTo: "http://127.0.0.1/b", size: 300, acceptsRanges: true,

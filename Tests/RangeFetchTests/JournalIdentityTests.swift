@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// What a journal knows a download by (``JournalIdentity``): a presigned link signed again is the
 /// same download, two URLs that differ in a secret value are two, and no secret is written. Tables only.

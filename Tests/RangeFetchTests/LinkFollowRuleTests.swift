@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// When a link at a user's output path is followed: the kernel's protected_symlinks rule, as a table.
 struct LinkFollowRuleTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `Link` headers (RFC 8288) and the duplicates Metalink/HTTP (RFC 6249) names with them.
 struct LinkHeaderTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A server that trickles is given up (after retries) within bounded time; a download the user
 /// slows down is not.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The list parser's shortcut for lines without surrounding white space trims as the general
 /// trimming does.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The batch list (`-i`): aria2c's format, JSON lines, and errors that name the line.
 struct ManifestTests {

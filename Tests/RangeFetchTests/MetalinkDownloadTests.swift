@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `rangefetch FILE.meta4` end to end against the fault server: sources from the metalink, a
 /// corrupting mirror caught piece by piece (only its bad pieces fetched again), a wrong hash or

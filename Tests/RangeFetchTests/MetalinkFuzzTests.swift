@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Mutated metalinks and `Link` headers (``Fuzz``, seeded): no crash, no hang; whatever parses
 /// keeps the promises — a plain file name, only http(s) URLs, pieces that add up to the size.

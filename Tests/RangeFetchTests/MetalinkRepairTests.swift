@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `rangefetch verify FILE --metalink F.meta4 [--repair]` against the fault server: only the bad
 /// pieces are fetched (counted at the server), a lying source never gets its bytes into the

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``Metalink/parse(_:origin:)``: good documents as a table, hostile ones refused or made safe.
 struct MetalinkTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Mirrors checked beside the main URL's transfer, once per download: silent mirrors do not hold
 /// the download up, a metalink's many URLs cost a bounded number of requests, a mirror that agrees

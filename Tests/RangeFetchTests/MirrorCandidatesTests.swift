@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Which mirrors are checked at once and when a backup takes a dropped mirror's place: tables, no
 /// sockets.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Which bytes of a mirror's ranges are checked, and how a failed check reopens them: tables.
 struct MirrorSpotCheckTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// One file from several sources: nginx instances on other ports for mirrors that agree, our
 /// fault server for mirrors that serve other bytes, fail or crawl.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Which name a download gets: the URL's by default, the server's (made safe) only when asked.
 struct NameSourceTests {

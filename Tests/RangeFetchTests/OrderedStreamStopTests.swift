@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A stream that ends (done, failed or interrupted) stops its copying before its output and
 /// spool are closed: a late write could otherwise reach whatever file takes the descriptor number.

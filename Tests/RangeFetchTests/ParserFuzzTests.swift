@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Seeded random and mutated inputs for every parser that sees bytes from a server, a journal on
 /// disk or the command line. Properties: no crash, no hang, garbage gives `nil` or a clear error,

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 struct ByteCountTests {
     static let sizes: [(String, Int64)] = [

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The partial file keeps writing to, and moves into place, the very file it opened, whatever
 /// its name points to by then; a journal that is not ours alone is not read.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// What curl, wget and aria2c users type: their flags, a config file, proxies, pinned addresses.
 @Suite(.serialized)

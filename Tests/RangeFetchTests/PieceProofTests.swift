@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Which metalink pieces a response proves as its bytes arrive (``PieceProof``, ``PieceHasher``),
 /// and that pieces proven so are not read back after the run (``PieceRounds/prove(_:)``).

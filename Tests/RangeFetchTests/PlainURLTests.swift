@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The fast reading of plain URLs (``PlainURL``) agrees with libcurl's wherever it answers, and
 /// names files as the general path does; no sockets.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``PrefixFollower``'s scheduling decisions, a row per sequence of events: each step is what
 /// the owner does (under its lock) and what the follower answers.

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A prefix's objects become batch entries a page at a time (``PrefixLister``), from a fake page
 /// source: memory is one page whatever the prefix's size, a failing page stops the listing where

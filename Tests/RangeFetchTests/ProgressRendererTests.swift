@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The live bar at terminal widths, the `--verbose` line and the JSON version field.
 struct ProgressRendererTests {

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``QueueBook`` as tables: operations in, actions and statuses out, no thread or file.
 struct QueueBookTests {

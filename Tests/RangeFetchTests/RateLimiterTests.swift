@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The token bucket behind `--max-speed` and the daemon's live limits (``SpeedControl``): no cap,
 /// a cap set, lifted and lowered while transfers take from it.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// What the real web does to a long download, from our fault server: signed redirects that
 /// expire, servers that limit concurrent connections, origins that disagree on the ETag, and

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Secrets in URLs (a password, a signature) never reach the journal, events or messages.
 struct RedactionTests {

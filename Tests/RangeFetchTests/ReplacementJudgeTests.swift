@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``ReplacementJudge``: a replacement must beat what it replaced, and once replacements do not
 /// (the server sets the pace), slow requests are left alone. Then the scheduler against a

@@ -1,6 +1,8 @@
 import CCurl
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``RequestOutcome`` as a table: a request's end (its proof, final verdict, libcurl's result
 /// and a few facts) in, the action, the fault against its source and its success out.

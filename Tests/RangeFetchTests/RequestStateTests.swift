@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``RequestState`` as tables: a request's events (its head, chunks of body bytes, the limiter)
 /// in, its phase and the action for libcurl out. No handle, no socket.

@@ -1,6 +1,8 @@
 import Synchronization
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The user's text parsed once into where requests go and what they carry (``ResolvedSource``):
 /// every form a download or a listing takes, and the same refusals ``SourceAddress`` gives. No sockets.

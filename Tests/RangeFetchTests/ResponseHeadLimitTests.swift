@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Servers whose response heads are absurd: too large, too many lines, a Content-Length that is
 /// no length. Each ends in one clear line naming the URL and exit status 3, not a crash, a retry

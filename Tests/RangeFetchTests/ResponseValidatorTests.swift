@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``ResponseValidator`` as a table: one response head (and error body) in, one verdict out.
 struct ResponseValidatorTests {

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Where a download starts (``ResumeDecision``): a file already at the final path, then the
 /// partial file and its journal. Tables only: no socket, no file.

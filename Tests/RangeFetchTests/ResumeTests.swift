@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Crash-safe resume: SIGKILL at many points, then the same command again, against a real
 /// nginx whose `/slow/` location rate-limits each request.

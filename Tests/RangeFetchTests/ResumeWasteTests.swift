@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// What a kill costs on a fast link: checkpoints follow the bytes as well as the clock, and
 /// partly filled buffers are flushed for them, so two SIGKILLs during a download served at

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``RetryBudget`` as tables: a sequence of failures (blame, bytes received by then) in, the
 /// decision after each out. Three tries per segment, four connections.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``RoundPacing`` as tables: the poll wait after a round, and which rounds are trickles.
 struct RoundPacingTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// S3 checksum headers from a server that is not moto (whose CRC64NVME falls back to a CRC32
 /// without awscrt): nginx adds `x-amz-checksum-crc64nvme` to every answer for a file, as a

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Reading S3's `x-amz-checksum-*` headers: which are digests of the whole object (verified),
 /// which are composite multipart ones (noted, not verified), which are malformed (ignored); and

@@ -1,6 +1,8 @@
 import Synchronization
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A run reads the S3 configuration at most once (``S3ConfigurationOnce``): not at all when one
 /// is given or no `s3://` URL needs it, once for any number of `s3://` URLs, and a failure to

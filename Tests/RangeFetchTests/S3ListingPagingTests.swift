@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Listings: a repeated continuation token ends the listing; url-encoded keys are decoded.
 struct S3ListingPagingTests {

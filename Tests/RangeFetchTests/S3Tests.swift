@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `s3://` against moto's S3 server with signatures enforced: keys, prefixes, pagination,
 /// session tokens, profiles, wrong secrets and expired presigned URLs.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// S3's XML answers read through libxml2 (opened at first use, never linked).
 struct S3XMLTests {

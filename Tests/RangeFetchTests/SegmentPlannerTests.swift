@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 struct SegmentPlannerTests {
     let planner = SegmentPlanner(connections: 8, minimumSegmentBytes: 1024)

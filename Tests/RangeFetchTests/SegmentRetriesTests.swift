@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``SegmentRetries``: retries dated from the round's `now`, and the error that gives up.
 struct SegmentRetriesTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The same download from the servers people run: nginx over TLS (HTTP/1.1 only, and with HTTP/2
 /// offered), Apache httpd, lighttpd, and Python's `http.server` (HTTP/1.0, no ranges). Each is a

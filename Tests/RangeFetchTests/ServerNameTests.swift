@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Through the CLI: the local name is the URL's unless -J trusts the server, a server's name is
 /// never hidden, long names are cut to fit, and a list's `dir=` stays inside `-d`.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Downloads into a directory others can write to (01777, like /tmp): whatever another user
 /// (`nobody`) puts under the names rangefetch uses is never followed, adopted or overwritten.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Flags typed as getopt reads them: glued values, clusters, `--`, negative numbers.
 struct ShortOptionSyntaxTests {

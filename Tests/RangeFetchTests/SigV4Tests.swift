@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The signer against AWS's published Signature Version 4 examples.
 struct SigV4Tests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A server that accepts the connection and never answers: the user sees at once what is
 /// being waited for, and `-v` says how long it may take, instead of a blank screen for 30 s.

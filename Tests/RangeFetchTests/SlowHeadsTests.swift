@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``SlowHeads`` as a table: recoveries from slow starts seen (ages in seconds), then whether a
 /// request still in its head, of a given age, is spared; and when heads are the server's own.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Slow and stalled connections on fast and on capped links: the download ends near the time of
 /// a clean run of the same file, whatever the size of the slow connection's rest.

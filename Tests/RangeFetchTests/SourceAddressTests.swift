@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Which text names a source, and what: one parse for the CLI, the -i list, the library and the
 /// transfer's protocol list. No sockets.

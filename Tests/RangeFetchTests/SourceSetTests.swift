@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Choosing among a file's sources (main URL and mirrors), dropping failing or slow ones, and what
 /// each mirror delivered: tables, no sockets.

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Where requests go when a signed redirect expires, and how validators from several origins are
 /// judged: tables, no sockets.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// When a FIFO or device at a user's output path may receive the download: the kernel's
 /// protected_fifos rule, as a table.

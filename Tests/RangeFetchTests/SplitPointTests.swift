@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// ``SplitPoint`` as a table: a busy request's rest, its rate and a fresh connection's, and its
 /// cost in; where the cut goes out (default tuning: 4 KiB alignment, 128 KiB crumbs, gains of at

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A stream's first pieces are small and its output stays exact and in order when a range is
 /// slow: the first one (the reader waits on it) or the last one, with many connections.

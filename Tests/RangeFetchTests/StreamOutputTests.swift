@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Outputs that are not regular files: standard output (`-o -`), pipes, FIFOs, devices, and
 /// symbolic links, against the test nginx.

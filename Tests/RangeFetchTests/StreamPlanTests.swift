@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A stream's pieces are handed out as the window reaches them, never all at once.
 struct StreamPlanTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A `-i` list is read as a stream (``ManifestReader``, ``BatchFeed``): the same parsing as
 /// ``Manifest/parse(_:source:)``, shards chosen as lines go by, and errors found when reached.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// `rangefetch s3://BUCKET/PREFIX/` lists a page at a time as the batch takes files: against our
 /// fault server's fake bucket (`/paged-N-P[-failK]`), whose request log shows objects fetched

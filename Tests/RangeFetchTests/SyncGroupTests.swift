@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Small files made durable together (``SyncGroup``), from many threads at once as a batch's
 /// workers commit them: each lands whole at its name with no `.part` left, a failure is its own

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// HTTPS against nginx with a certificate made for the test, and proxies from the environment.
 @Suite(.serialized)

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Text a server chose never reaches the terminal raw: controls become visible escapes.
 struct TerminalTextTests {

@@ -1,5 +1,7 @@
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The scheduler driven by simulated links in virtual time: behaviour, not wall-clock timing.
 struct TransferSchedulerTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Metalink pieces a journal records as proven (``JournalRecord/verifiedPieces``) are not read
 /// and hashed again on a resume; pieces not recorded, or recorded against other digests, are.

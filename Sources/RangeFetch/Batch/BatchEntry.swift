@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// One file of a batch: a URL and where and how to save it.
 public struct BatchEntry: Sendable, Equatable {
     /// The file's URL (`http`, `https` or `s3://`).

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// What a batch reports while it runs: `started`, then for each file its own events in order
 /// (``DownloadEvent``, ending with `finished`) or `failed`, interleaved across files, then one
 /// `finished` with every file's outcome.

@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import Synchronization
 
 /// Hands a batch's entries to its workers one at a time, in order: the given ones, then the

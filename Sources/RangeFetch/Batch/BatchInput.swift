@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Where a batch's entries come from: entries given up front, then the objects of `s3://` prefixes
 /// listed a page at a time, then a list streamed line by line (`ManifestReader`), so the first
 /// file starts while a prefix or a list of millions is still being read, and memory does not grow

@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

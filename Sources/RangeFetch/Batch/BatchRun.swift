@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import Synchronization
 
 /// Runs a batch: its lane (``SmallFileLane``) takes the entries in order from the shared

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// A batch's outcomes, counted as files end, in memory that does not grow with a list of
 /// millions: every file is counted (per status, bytes moved), but a file's own result is kept
 /// only while the batch is small, or when the file did not end complete (a failure to read, a

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Refuses a batch entry whose expected path (``BatchEntry/expectedPath(defaultDirectory:)``) an
 /// earlier entry already has, with the memory of a fingerprint per path, so a list of millions is
 /// checked as it streams by.

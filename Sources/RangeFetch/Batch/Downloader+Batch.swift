@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 extension Downloader {
     /// Downloads many files, `batch.jobs` at once, sharing `batch.maximumConnections` connections
     /// (earlier files first), each resumable and verified like a single download. One file's

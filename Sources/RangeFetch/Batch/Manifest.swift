@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import FoundationEssentials
 
 /// Reads a batch's list of files (`-i FILE`).

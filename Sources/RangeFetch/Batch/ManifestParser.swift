@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Turns a list's lines into entries one line at a time, so a list of any length is parsed with
 /// the memory of one entry (``Manifest`` describes the format; ``Manifest/parse(_:source:)`` and
 /// `ManifestReader` both use this parser).

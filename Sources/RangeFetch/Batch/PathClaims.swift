@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import Synchronization
 
 /// The final paths taken by the files of one batch, so two entries that turn out to have the

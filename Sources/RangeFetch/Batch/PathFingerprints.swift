@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// A compact set of output paths for lists of millions: each path is kept as a 48-bit
 /// fingerprint (4 bytes in one of 65,536 sorted buckets chosen by 16 more bits), about 5 bytes a
 /// path with the buckets' spare room, instead of the path itself.

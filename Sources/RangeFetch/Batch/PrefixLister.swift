@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// How an object under a listed prefix becomes a batch entry: its `s3://BUCKET/KEY`, saved under
 /// the key's path relative to the prefix (each folder and file name made safe as a server's file
 /// name is: no control characters, dot names, `..`), with its MD5 to check where the ETag is one.

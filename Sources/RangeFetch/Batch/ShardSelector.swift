@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// `--shard K/N`: keeps the entries whose URL hashes to shard `K` of `N` (`0 ≤ K < N`), so `N`
 /// machines given one manifest split it with no coordinator: every URL belongs to exactly one
 /// shard, whatever the order of the lines or which other URLs are listed.

@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import CCurl
 
 /// One measuring connection of a bench run: its slice of the file, the request for what is left

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// What `rangefetch bench` measures: which connection counts, for how long, how often, and
 /// where the bytes go. A pure value; `BenchMeasurer` carries it out.
 package struct BenchPlan: Sendable, Equatable {

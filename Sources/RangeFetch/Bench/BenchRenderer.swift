@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Turns bench results into JSON lines, CSV, a table and a text bar chart.
 package enum BenchRenderer {
     /// One `bench_step` JSON object (no trailing newline). Rates in bytes per second.

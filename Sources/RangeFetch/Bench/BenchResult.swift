@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// One run of one step: `connections` ranged requests in parallel, measured.
 package struct BenchSample: Sendable, Equatable {
     /// Connections of the step.

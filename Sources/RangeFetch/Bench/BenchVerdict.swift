@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// What a sweep means: the knee (the connection count worth using) and the likely limit.
 /// A pure function of the measured steps.
 package struct BenchVerdict: Sendable, Equatable {

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// The events of a running download or batch, as an `AsyncSequence`: it ends after `.finished`,
 /// throws the download's ``DownloadError`` when it fails, and when the task iterating it is
 /// cancelled it throws the cancellation's error (category `.interrupted`) once the download has

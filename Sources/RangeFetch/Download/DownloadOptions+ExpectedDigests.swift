@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 extension DownloadOptions {
     /// The digests `remote` must match, with where each came from: the user's, then the
     /// server's (if ``verifyAdvertisedDigests``).

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Everything that shapes one download. Defaults suit a fast, careful download.
 public struct DownloadOptions: Sendable {
     /// Where the file goes.

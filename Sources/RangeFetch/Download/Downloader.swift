@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Downloads files over HTTP(S) as parallel byte ranges, resumably and verified.
 ///
 /// ```swift

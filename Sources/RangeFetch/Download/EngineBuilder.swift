@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Builds the `TransferEngine` for each run of a download (a file's, a refetch round's, a
 /// stream's) and turns its events into progress, checkpoints and messages.
 struct EngineBuilder {

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Whether a file already at the output path really begins the download before `--continue`
 /// takes its bytes (curl's `-C -` and wget's `-c` take them on trust, and then a file that only
 /// has the same name ends up with foreign bytes in front and exits 0).

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// A file that came whole with its probe (``Prober/Answer/isWhole``, a batch's small file):
 /// written from memory into `NAME.part`, its digests checked over the bytes in memory, synced
 /// and renamed into place (with the batch's other files, by a ``SyncGroup``), in the same

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// A Metalink 4 document (RFC 5854, `.meta4`), or a Metalink 3.0 one (`.metalink`, its
 /// `<files>`, `<verification>` and `<resources>` read as the same things): one file's name, size,
 /// whole-file digests, piece digests and the URLs that serve it. A pure value, read by

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Which mirrors (``DownloadOptions/mirrors``) a download may take bytes from, and whether the
 /// bytes they sent hold up: once per download, while the main URL already downloads, every
 /// mirror is sampled against the main URL in parallel on a thread of its own (``begin(with:)``,

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Which mirrors a download checks against its main URL, and when: the first ones at once, the
 /// backups one at a time, each only when an agreed mirror is dropped (aria2c uses the first few
 /// URLs and keeps the rest the same way). A pure value, tested as a table.

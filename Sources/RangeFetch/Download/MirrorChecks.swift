@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import CCurl
 
 /// The checks that let a mirror serve ranges of a download, run as parallel requests on a loop

@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import Dispatch
 import Synchronization
 #if canImport(Glibc)

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Checks a file's pieces against a metalink's piece digests (``PieceDigests``) and says
 /// which source to blame for each one that does not match.
 enum PieceCheck {

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// A download's rounds of piece checks (``DownloadOptions/pieceDigests``): after each run every
 /// piece not yet proven is checked, the sources of a bad one are named (a mirror is dropped for
 /// the rest of the download), and only the bad pieces are fetched again, at most

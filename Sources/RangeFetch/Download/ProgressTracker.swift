@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Turns raw byte counts from the engine into progress events with speed and ETA, at most
 /// every quarter second.
 final class ProgressTracker: @unchecked Sendable {

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// How much of each resumed segment's written bytes its recorded block CRCs vouch for, decided
 /// from what ``BlockReader`` found on disk, with no I/O.
 ///

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Where a download starts, decided from what is on disk and what the server says, with no I/O:
 /// the session reads the files' sizes, their trust and the journal, asks here, and carries out
 /// the answer (reports, renames, truncates, plans).

@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import FoundationEssentials
 
 /// What a repository download did.

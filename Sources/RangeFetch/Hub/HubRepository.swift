@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// A Hugging Face Hub repository at a revision, from the text the user gave:
 /// `hf://ORG/NAME[@REV]` (a model), `hf://datasets/ORG/NAME[@REV]`, `hf://spaces/ORG/NAME[@REV]`
 /// (as huggingface_hub's `HfFileSystem` spells them; `models/` may be written too). A pure value:

@@ -1,4 +1,6 @@
 #if canImport(Glibc)
+import RangeFetchBase
+import RangeFetchNetwork
 import Glibc
 #endif
 import FoundationEssentials

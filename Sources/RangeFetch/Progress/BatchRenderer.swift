@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Text for a batch: JSON lines for its own events and the final table.
 package enum BatchRenderer {
     /// The JSON line of a batch-level event; per-file events use

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// What a download reports while it runs, in order: `probed`, `started`, then any number of
 /// `progress`, `retrying` and `warning`, then `verified` for each digest checked, then
 /// `finished` (on failure the download throws instead).

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Turns download events into text for people (a one-line bar) or programs (JSON lines).
 package enum ProgressRenderer {
     /// The live bar's line, without the leading carriage return:

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Speed over a sliding window of recent samples (bytes per second).
 ///
 /// Feed it the running total; it ignores the starting value, so a resumed prefix never

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// Text a server chose (an ETag, a `Content-Range`, an S3 key, a file name from
 /// `Content-Disposition`, a redirect's path), made safe to print on a terminal.
 ///

@@ -1,3 +1,5 @@
+import RangeFetchBase
+import RangeFetchNetwork
 import Synchronization
 
 /// Many downloads kept in order, ``maximumActive`` of them running at once, that can be added,

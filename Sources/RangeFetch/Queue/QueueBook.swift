@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// The queue's decisions as a pure value: which downloads wait, run, are paused or have ended,
 /// in what order, and what the runner must do after each operation (aria2's `RequestGroupMan`
 /// is the model). It takes operations and the ends of running downloads, and returns actions;

@@ -1,3 +1,6 @@
+import RangeFetchBase
+import RangeFetchNetwork
+
 /// A download's number in a ``DownloadQueue``: given once, never reused while the queue lives.
 public struct DownloadID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let rawValue: UInt64

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// Our fake Hugging Face Hub (`Tests/Support/fake_hub.py`, standard library only): the Hub's API
 /// and `/resolve/` on one origin, a CDN with signed, expiring URLs on another, a request log, and

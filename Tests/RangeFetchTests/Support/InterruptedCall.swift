@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A blocking call made on a thread of its own, which a test interrupts with a real signal:
 /// `SIGUSR1`, caught by a handler installed without `SA_RESTART`, so the kernel ends a blocked

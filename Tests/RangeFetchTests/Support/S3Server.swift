@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// moto's S3 server (`Tests/Support/s3_server.py`) on 127.0.0.1 with signatures enforced, set
 /// up with bucket `models` and the objects named by `objects` (see the script), started for one

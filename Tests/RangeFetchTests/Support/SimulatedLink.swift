@@ -1,4 +1,6 @@
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A link simulated in virtual time, for driving ``TransferScheduler`` without sockets: each
 /// request waits a set-up time, then receives at the smaller of the per-connection cap and an

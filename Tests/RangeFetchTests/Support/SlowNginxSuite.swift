@@ -1,5 +1,7 @@
 import Foundation
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// The base of the suites that kill downloads and resume them: a 64 MiB random file behind a
 /// real nginx whose `/slow/` location rate-limits each request, and an output folder.

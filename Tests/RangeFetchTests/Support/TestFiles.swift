@@ -1,5 +1,7 @@
 import Foundation
 @testable import RangeFetch
+@testable import RangeFetchBase
+@testable import RangeFetchNetwork
 
 /// A scratch directory removed when the test is done with it.
 final class TemporaryDirectory {
