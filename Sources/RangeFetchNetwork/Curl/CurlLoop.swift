@@ -58,6 +58,7 @@ package final class CurlLoop: CancellationWaker, @unchecked Sendable {
     /// The requests in the multi handle, by their easy handle: the loop holds them until they
     /// finish or are removed, and removes any left before it goes.
     private var requests: [UnsafeMutableRawPointer: (token: Int, easy: CurlEasy)] = [:]
+    private let policy: TransportPolicy
 
     /// - Throws: when libcurl cannot start or allocate the handle.
     package init(share: CurlShare = CurlShare(), policy: TransportPolicy = .separateConnections) throws(DownloadError) {
@@ -70,6 +71,7 @@ package final class CurlLoop: CancellationWaker, @unchecked Sendable {
             throw CurlGlobal.outOfMemory("a transfer loop")
         }
         self.sockets = sockets
+        self.policy = policy
         let code = ccurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, policy.pipelining)
         // Fully initialised by now: a throw runs `deinit`, which cleans up.
         guard code == CURLM_OK else { throw Self.failure(code, "setting up a transfer loop") }
@@ -108,6 +110,7 @@ package final class CurlLoop: CancellationWaker, @unchecked Sendable {
             throw DownloadError(.invalidOption, "internal error: request \(token) is already on this transfer loop")
         }
         share.attach(easy)
+        if policy.waitsToShare(easy.effectiveURL) { easy.set(CURLOPT_PIPEWAIT, true) }
         if let refusal = easy.refusal { throw refusal }
         let counting = ccurl_easy_track_sockets(easy.handle, sockets)
         guard counting == CURLE_OK else { throw CurlEasy.refusal(of: CURLOPT_OPENSOCKETFUNCTION, counting) }

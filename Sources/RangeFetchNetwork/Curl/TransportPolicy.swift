@@ -22,6 +22,16 @@ package struct TransportPolicy: Equatable, Sendable {
     /// `CURLMOPT_PIPELINING`'s value.
     package var pipelining: Int { multiplexes ? Int(CURLPIPE_MULTIPLEX) : Int(CURLPIPE_NOTHING) }
 
+    /// Whether a request of `url` waits for the connection being opened to its origin to say
+    /// whether it multiplexes (`CURLOPT_PIPEWAIT`, as `curl -Z` does) rather than opening one of
+    /// its own: many small requests started at once then share one h2 connection instead of each
+    /// racing the first one's TLS handshake (16 connections for 80 files at `-j 16`, seen on a
+    /// loaded machine). Only over TLS, where h2 is offered: in clear text the answer would be
+    /// known only once the first response came, and it is always HTTP/1.1.
+    package func waitsToShare(_ url: String?) -> Bool {
+        multiplexes && url?.prefix(8).lowercased() == "https://"
+    }
+
     package init(multiplexes: Bool) {
         self.multiplexes = multiplexes
     }
