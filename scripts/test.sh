@@ -20,8 +20,15 @@ if [ $# -eq 0 ]; then
     # of 256 MiB with most of its bytes between kills; 1.25x still catches a journal that lags.
     python3 Tests/Support/soak.py "$(swift build --show-bin-path)/rangefetch" --cycles 5 --size-mb 32 --seed 1 --max-ratio 1.25
 fi
-# Tests drive the built CLI too; run them one suite at a time on small machines.
-swift test --no-parallel "$@"
+# Tests drive the built CLI too; run them one suite at a time on small machines. The log is kept
+# so that a failure is printed again at the end, where a reader of only the last lines sees it.
+test_log=$(mktemp /tmp/rangefetch-test.XXXXXX)
+trap 'rm -f "$test_log"' EXIT
+if ! swift test --no-parallel "$@" 2>&1 | tee "$test_log"; then
+    echo "== the failed tests and their issues (the whole output is above) =="
+    grep -a -A 6 -E '✘|Fatal error|^error: |: error: ' "$test_log" | head -n 200 || true
+    exit 1
+fi
 if [ $# -eq 0 ]; then
     # A client we did not write: aria2p's own suite against `rangefetch aria2c` (~20 s).
     bash scripts/aria2p-suite.sh
