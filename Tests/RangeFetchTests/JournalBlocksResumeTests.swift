@@ -89,12 +89,18 @@ final class JournalBlocksResumeTests: SlowNginxSuite {
             #expect(segment.blocks?.count == Self.grid.blockCount(written: segment.written, of: segment.range), "\(segment.range)")
             #expect(try Self.withBlocks(segment, of: source).blocks == segment.blocks, "\(segment.range)")
         }
+        // What the killed run had received and not yet recorded is the kill's, not the resume's:
+        // on a loaded machine it grows (CI saw the two runs together serve 1.125x the file).
+        try nginx.clearAccessLog()
         let result = try runCLI(["-q"] + arguments)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stderr.contains("fetched again"), "\(result.stderr)")
         #expect(try Checksums.sha256sum(target) == Checksums.sha256sum(source))
+        // The resume asks for what the journal does not hold, and at most a block more a segment.
+        let missing = Self.size - record.writtenBytes
         let served = bytesServed()
-        #expect(Double(served) <= 1.1 * Double(Self.size), "served \(served) for \(Self.size)")
+        #expect(served >= missing && served <= missing + Int64(record.segments.count) * Self.grid.blockBytes,
+                "served \(served) on resume, \(missing) missing of \(Self.size)")
     }
 
     /// One damaged 1 MiB block in the middle of a segment's written bytes: that segment is

@@ -59,6 +59,9 @@ package final class CurlLoop: CancellationWaker, @unchecked Sendable {
     /// finish or are removed, and removes any left before it goes.
     private var requests: [UnsafeMutableRawPointer: (token: Int, easy: CurlEasy)] = [:]
     private let policy: TransportPolicy
+    /// Whether ``Finished/connectionSawLoss`` is asked of the kernel (a system call per request);
+    /// a client that never reads it (a batch's lane of small files) turns it off.
+    package var readsConnectionLoss = true
 
     /// - Throws: when libcurl cannot start or allocate the handle.
     package init(share: CurlShare = CurlShare(), policy: TransportPolicy = .separateConnections) throws(DownloadError) {
@@ -175,7 +178,7 @@ package final class CurlLoop: CancellationWaker, @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                   let request = requests.removeValue(forKey: easy) else { continue }
             let result = message.pointee.data.result
-            let sawLoss = result == CURLE_OK ? request.easy.lastConnectionSawLoss : nil
+            let sawLoss = result == CURLE_OK && readsConnectionLoss ? request.easy.lastConnectionSawLoss : nil
             curl_multi_remove_handle(handle, easy)
             finished.append(Finished(token: request.token, result: result, connectionSawLoss: sawLoss))
         }

@@ -164,6 +164,7 @@ package struct Prober {
 /// One probe's request, configured and ready for a loop (``CurlLoop/perform(_:cancellation:)``,
 /// or a client's loop running many), and how its end reads.
 private final class ProbeRequest {
+    static let receiveBufferBytes = 16 * 1024
     let url: String
     let easy: CurlEasy
     private let collector: ResponseSink
@@ -191,6 +192,9 @@ private final class ProbeRequest {
         }
         // The body is abandoned unread, so a coding it does not really have must not fail the probe.
         easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
+        // A head, or a few KiB kept: libcurl's default receive buffer, not a range's 64 KiB
+        // (allocated for every probe; a list of small files makes one each).
+        easy.set(CURLOPT_BUFFERSIZE, Self.receiveBufferBytes)
     }
 
     /// The exchange of a request that ended with `result`.

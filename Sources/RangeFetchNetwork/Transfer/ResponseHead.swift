@@ -63,9 +63,14 @@ package struct ResponseHead: Sendable {
             return true
         }
         guard let colon = line.firstIndex(of: Self.colon) else { return true }
-        let name = line[..<colon].allSatisfy({ $0 < 0x80 })
-            ? String(decoding: line[..<colon].lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
-            : String(decoding: line[..<colon], as: UTF8.self).lowercased()
+        let rawName = UnsafeRawBufferPointer(rebasing: line[..<colon])
+        let name = rawName.allSatisfy({ $0 < 0x80 })
+            ? String(unsafeUninitializedCapacity: rawName.count) { buffer in
+                // Lower-cased as copied: one allocation at most (none for a name of 15 bytes or fewer).
+                for (index, byte) in rawName.enumerated() { buffer[index] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+                return rawName.count
+            }
+            : String(decoding: rawName, as: UTF8.self).lowercased()
         let value = String(decoding: Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])), as: UTF8.self)
         if let existing = fields[name] {
             fields[name] = existing + ", " + value
@@ -105,6 +110,10 @@ package struct ResponseHead: Sendable {
     /// Parses a `Content-Length` field value (RFC 9110 8.6: `1*DIGIT`; a list of identical values,
     /// as left by joining repeated fields, counts as one).
     package static func parseContentLength(_ value: String) -> Int64? {
+        // What nearly every server sends: digits alone.
+        if value.utf8.count <= 18, !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return Int64(value).flatMap { $0 <= ResponseLimits.maximumContentLength ? $0 : nil }
+        }
         var length: Int64?
         for item in value.split(separator: ",", omittingEmptySubsequences: false) {
             let digits = item.trimmingCharacters()
