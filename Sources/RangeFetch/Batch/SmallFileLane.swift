@@ -60,13 +60,6 @@ final class SmallFileLane: CurlLoopClient {
         case probe(Flight)
         /// An entry for the workers (see the type's description).
         case workers(BatchRun.Taken)
-
-        var taken: BatchRun.Taken {
-            switch self {
-            case .probe(let flight): flight.taken
-            case .workers(let taken): taken
-            }
-        }
     }
 
     /// One entry's probe, made ready by the feed's thread and run on the lane's (its request is
@@ -174,7 +167,6 @@ final class SmallFileLane: CurlLoopClient {
             lane.stopAll(error)
         }
         feed.join()
-        // Taken after the stop, not started.
         // Taken ahead and never started: left out, as the entries not read (``BatchRun/take(settling:)``).
         _ = feed.takeAll()
         return true
