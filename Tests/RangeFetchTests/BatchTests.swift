@@ -332,6 +332,31 @@ final class BatchConnectionLimitTests {
         let peak = try server.stats().peak_connections
         #expect(peak <= perHost + 1, "\(peak) TCP connections open at once with a limit of \(perHost)")
     }
+
+    /// `-j` counts files started, not entries made ready ahead: while two larger files fill
+    /// `-j 2`, the small files after them wait, though the lane has them ready to go.
+    @Test func smallFilesMadeReadyAheadWaitForRoomInTheJobs() throws {
+        let large: Int64 = 3 << 20
+        let names = ["big0.bin", "big1.bin", "s0.bin", "s1.bin", "s2.bin", "s3.bin"]
+        let lines = names.map { name in
+            server.dataURL(size: name.hasPrefix("big") ? large : 4096, name: name, name.hasPrefix("big") ? "rate=3000000" : "")
+                + "\n  out=\(name)"
+        }
+        let path = out.file("jobs.txt")
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        // One request a file: a range cut short is logged only when the server notices, late.
+        let result = try runCLI(["-i", path, "-d", out.file("files"), "-j", "2", "-n", "1", "-q"])
+        #expect(result.status == 0, "\(result.stderr)")
+        for name in names {
+            try server.expectFile(out.file("files/\(name)"), size: name.hasPrefix("big") ? large : 4096, sourceLocation: #_sourceLocation)
+        }
+        // The log is in the order responses ended: the first small file's comes after every
+        // request of one of the larger files (that file ended, and made room for it).
+        let log = try server.stats().log.map(\.path)
+        let firstSmall = try #require(log.firstIndex { $0.hasSuffix("/s0.bin") || $0.hasSuffix("/s1.bin") || $0.hasSuffix("/s2.bin") || $0.hasSuffix("/s3.bin") })
+        let endedBefore = ["big0.bin", "big1.bin"].filter { big in !log[firstSmall...].contains { $0.hasSuffix("/" + big) } }
+        #expect(!endedBefore.isEmpty, "a small file was fetched while both larger ones were under way: \(log)")
+    }
 }
 
 /// A batch stopped with Ctrl-C tells what it saved, and `-v` works in a batch.
