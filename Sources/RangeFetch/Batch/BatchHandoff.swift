@@ -40,9 +40,13 @@ final class BatchHandoff: Sendable {
         for _ in 0..<workers { ready.signal() }
     }
 
-    /// The next entry, waiting for one; `nil` once closed and none is left.
-    func next() -> BatchRun.Taken? {
-        ready.wait()
+    /// The next entry, waiting for one; `nil` once closed and none is left. `beforeWaiting` runs
+    /// when none is there yet, before the wait.
+    func next(beforeWaiting: () -> Void = {}) -> BatchRun.Taken? {
+        if ready.wait(timeout: .now()) == .timedOut {
+            beforeWaiting()
+            ready.wait()
+        }
         return state.withLock { state in state.entries.isEmpty ? nil : state.entries.removeFirst() }
     }
 }
