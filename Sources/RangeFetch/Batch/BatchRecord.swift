@@ -21,13 +21,8 @@ struct BatchKey: Hashable, Sendable {
     /// The key of the entry for `url` saved at `path`, expected to match `checksums`.
     init(url: String, path: String, checksums: [DigestValue]) {
         let digest = Digest(.sha256)
-        let expected = checksums.isEmpty ? "" : checksums.map(\.description).sorted().joined(separator: ",")
-        // The bytes of "url NUL path NUL expected", fed in place.
-        for (index, part) in [url, path, expected].enumerated() {
-            if index > 0 { withUnsafeBytes(of: UInt8(0)) { digest.update($0) } }
-            var part = part
-            part.withUTF8 { digest.update(UnsafeRawBufferPointer($0)) }
-        }
+        let expected = checksums.map(\.description).sorted().joined(separator: ",")
+        digest.update(Array("\(url)\u{0}\(path)\u{0}\(expected)".utf8))
         let bytes = digest.finalize().bytes
         self.init(high: Self.word(bytes, 0), low: Self.word(bytes, 8))
     }
@@ -115,19 +110,10 @@ struct BatchRecord: Equatable, Sendable {
         /// The details as one JSON object, keys sorted, absent ones left out (as `JSONEncoder`
         /// with `.sortedKeys` writes them, without its cost: a list's every file writes one).
         var json: String {
-            var text = "{\"digests\":["
-            text.reserveCapacity(64 + url.utf8.count + path.utf8.count + digests.count * 80)
-            for (index, digest) in digests.enumerated() {
-                if index > 0 { text += "," }
-                text += JSONObject.quote(digest)
-            }
-            text += "]"
-            if let etag { text += ",\"etag\":"; text += JSONObject.quote(etag) }
-            if let lastModified { text += ",\"last_modified\":"; text += JSONObject.quote(lastModified) }
-            text += ",\"path\":"; text += JSONObject.quote(path)
-            text += ",\"url\":"; text += JSONObject.quote(url)
-            text += "}"
-            return text
+            var text = "{\"digests\":[" + digests.map(JSONObject.quote).joined(separator: ",") + "]"
+            if let etag { text += ",\"etag\":" + JSONObject.quote(etag) }
+            if let lastModified { text += ",\"last_modified\":" + JSONObject.quote(lastModified) }
+            return text + ",\"path\":" + JSONObject.quote(path) + ",\"url\":" + JSONObject.quote(url) + "}"
         }
     }
 
@@ -135,17 +121,8 @@ struct BatchRecord: Equatable, Sendable {
 
     /// The record as one line, ending in a newline.
     var line: [UInt8] {
-        var rest = "\(Self.tag) \(key.hex) \(stamp.size) \(stamp.modifiedNanoseconds) \(stamp.changedNanoseconds) \(stamp.inode) \(stamp.device) \(details.json)"
-        return rest.withUTF8 { rest in
-            // One array, filled in place: checksum, space, the rest, newline.
-            var line: [UInt8] = []
-            line.reserveCapacity(66 + rest.count)
-            line.append(contentsOf: Self.checksum(UnsafeRawBufferPointer(rest)).utf8)
-            line.append(UInt8(ascii: " "))
-            line.append(contentsOf: rest)
-            line.append(UInt8(ascii: "\n"))
-            return line
-        }
+        let rest = Array("\(Self.tag) \(key.hex) \(stamp.size) \(stamp.modifiedNanoseconds) \(stamp.changedNanoseconds) \(stamp.inode) \(stamp.device) \(details.json)".utf8)
+        return Array(Self.checksum(rest[...]).utf8) + [UInt8(ascii: " ")] + rest + [UInt8(ascii: "\n")]
     }
 
     /// The key and stamp of a line (without its newline), or `nil` when its checksum or fixed
@@ -178,12 +155,8 @@ struct BatchRecord: Equatable, Sendable {
     }
 
     private static func checksum(_ bytes: ArraySlice<UInt8>) -> String {
-        bytes.withUnsafeBytes { checksum($0) }
-    }
-
-    private static func checksum(_ bytes: UnsafeRawBufferPointer) -> String {
         let digest = Digest(.sha256)
-        digest.update(bytes)
+        bytes.withUnsafeBytes { digest.update($0) }
         return digest.finalize().hex
     }
 }

@@ -55,10 +55,6 @@ private func responseSinkBody(
         sink.bodyWanted = nil
         if !wanted(sink.head) { sink.body = nil }
     }
-    if sink.body?.isEmpty == true, let announced = sink.head.contentLength, announced <= sink.bodyLimit {
-        // Room for the whole body at once, not grown (and copied) chunk by chunk.
-        sink.body?.reserveCapacity(Int(announced))
-    }
     guard !sink.cancellation.isCancelled, let kept = sink.body?.count, kept + length <= sink.bodyLimit else { return 0 }
     sink.body?.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
     return length
