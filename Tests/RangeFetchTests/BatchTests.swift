@@ -357,6 +357,26 @@ final class BatchConnectionLimitTests {
         let endedBefore = ["big0.bin", "big1.bin"].filter { big in !log[firstSmall...].contains { $0.hasSuffix("/" + big) } }
         #expect(!endedBefore.isEmpty, "a small file was fetched while both larger ones were under way: \(log)")
     }
+
+    /// The lane probes both files on the two connections the budget has, and keeps them open
+    /// after; both files go on to the workers (one is larger than a probe keeps, the other's
+    /// probe was refused once), and `-j 2` then gives the lane nothing to do. The worker probing
+    /// again waits for a connection: the lane closes its idle ones and gives their places back
+    /// (it held them until the batch ended, which never came).
+    @Test func theLanesIdleConnectionsServeAWaitingWorker() throws {
+        let large: Int64 = 4 << 20
+        let lines = [server.dataURL(size: large, name: "big.bin") + "\n  out=big.bin",
+                     server.dataURL(size: 4096, name: "refused.bin", "status503=1&retryafter=0") + "\n  out=refused.bin"]
+        let path = out.file("starved.txt")
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try runCLI(["-i", path, "-d", out.file("files"), "-j", "2", "--max-connections", "2", "-q"],
+                                timeoutSeconds: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        try server.expectFile(out.file("files/big.bin"), size: large, sourceLocation: #_sourceLocation)
+        try server.expectFile(out.file("files/refused.bin"), size: 4096, sourceLocation: #_sourceLocation)
+        let peak = try server.stats().peak_connections
+        #expect(peak <= 2 + 1, "\(peak) TCP connections open at once with a limit of 2")
+    }
 }
 
 /// A batch stopped with Ctrl-C tells what it saved, and `-v` works in a batch.

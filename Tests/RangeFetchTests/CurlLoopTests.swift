@@ -1,4 +1,6 @@
 import CCurl
+import Dispatch
+import Synchronization
 import Testing
 @testable import RangeFetch
 @testable import RangeFetchBase
@@ -84,5 +86,31 @@ final class CurlLoopTests {
         }
         let next = try CurlLoop()
         #expect(try next.perform(easy, cancellation: CancellationFlag()) == CURLE_OK)
+    }
+
+    /// Idle connections close with their handle; the loop goes on with a new one, while another
+    /// thread keeps waking it (a wakeup never reaches a handle that is gone: AddressSanitizer
+    /// and the run itself would say so).
+    @Test func idleConnectionsCloseWhileOtherThreadsWakeTheLoop() throws {
+        let loop = try CurlLoop()
+        let stop = Atomic(false)
+        let waker = DispatchGroup()
+        DispatchQueue.global().async(group: waker) {
+            while !stop.load(ordering: .relaxed) { loop.wakeup() }
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            waker.wait()
+        }
+        for _ in 0..<50 {
+            #expect(try loop.perform(try headRequest(), cancellation: CancellationFlag()) == CURLE_OK)
+            #expect(loop.openConnections == 1)
+            #expect(loop.closeIdleConnections())
+            #expect(loop.openConnections == 0)
+        }
+        // Not while a request is in the loop.
+        try loop.add(try headRequest(), token: 1)
+        #expect(!loop.closeIdleConnections())
+        #expect(loop.requestCount == 1)
     }
 }

@@ -171,6 +171,7 @@ final class SmallFileLane: CurlLoopClient {
             land(flight, result: request.result)
         }
         if !finished.isEmpty { connections.settle(open: loop.openConnections, host: host) }
+        givesBackIdleConnections()
         // Entries for the room the ended requests left, asked now: the feed wakes the loop.
         askFeed()
         if exhausted && flights.isEmpty && waiting == nil { return .done }
@@ -180,6 +181,17 @@ final class SmallFileLane: CurlLoopClient {
         // entry comes, a worker when it ends a file).
         let blocked = waiting != nil || (flights.isEmpty && !ready.isEmpty)
         return .wait(milliseconds: blocked ? 5 : 100)
+    }
+
+    /// With nothing to run (every file of the jobs under way is a worker's, or the list is slow
+    /// to come), the lane's idle connections are of no use to it, while another file may be
+    /// waiting for their places in the budget: a worker's probe would wait for them forever
+    /// (`-j 2 --max-connections 2`, a larger file, then one whose probe was refused once).
+    /// They are closed and their places given back; the lane opens new ones when it has work.
+    private func givesBackIdleConnections() {
+        guard flights.isEmpty, waiting == nil, ready.isEmpty, loop.openConnections > 0, run.budget.isWanted,
+              loop.closeIdleConnections() else { return }
+        connections.settle(open: loop.openConnections, host: host)
     }
 
     /// Whether the commit line may take more files (``maximumBacklog``, ``maximumBacklogBytes``).

@@ -45,12 +45,15 @@ struct SourceResolver {
         while true {
             do throws(DownloadError) {
                 // In a batch the probe's connection counts like any other: it waits for room.
+                // Waiting, it says so: a batch's lane then closes the idle connections it holds.
                 let lease = sharing?.lease(host: URLParts(url)?.origin)
-                if let lease {
-                    while !lease.acquire() {
+                if let lease, !lease.acquire() {
+                    lease.wanting(1)
+                    defer { lease.wanting(0) }
+                    repeat {
                         if cancellation.isCancelled { throw DownloadError.cancelled() }
                         usleep(5_000)
-                    }
+                    } while !lease.acquire()
                 }
                 defer {
                     lease?.release()

@@ -1,5 +1,6 @@
 import RangeFetchBase
 import CCurl
+import Synchronization
 
 /// The code whose requests a ``CurlLoop`` drives: a download's engine, the bench, one small
 /// request. The loop calls it on its own thread, round after round, until it says ``CurlLoop/Next/done``.
@@ -50,7 +51,12 @@ package final class CurlLoop: CancellationWaker, @unchecked Sendable {
         case wait(milliseconds: Int32)
     }
 
-    private let handle: UnsafeMutableRawPointer
+    /// The multi handle: replaced only by ``closeIdleConnections()``, on the loop's thread.
+    private var handle: UnsafeMutableRawPointer
+    /// The handle ``wakeup()`` wakes, read and replaced under its lock: a handle is cleaned up
+    /// only once no other thread can be waking it.
+    private let wakeTarget: Mutex<MultiHandle>
+    private struct MultiHandle: @unchecked Sendable { let pointer: UnsafeMutableRawPointer }
     /// TLS sessions and DNS answers shared with the other loops of a download or batch.
     package let share: CurlShare
     /// Sockets open through this handle's transfers, idle cached connections included.
@@ -66,18 +72,27 @@ package final class CurlLoop: CancellationWaker, @unchecked Sendable {
     /// - Throws: when libcurl cannot start or allocate the handle.
     package init(share: CurlShare = CurlShare(), policy: TransportPolicy = .separateConnections) throws(DownloadError) {
         try CurlGlobal.initialize()
-        guard let handle = curl_multi_init() else { throw CurlGlobal.outOfMemory("a transfer loop") }
-        self.handle = handle
-        self.share = share
+        let handle = try Self.multi(policy)
         guard let sockets = ccurl_sockets_create() else {
             curl_multi_cleanup(handle)
             throw CurlGlobal.outOfMemory("a transfer loop")
         }
+        self.handle = handle
+        wakeTarget = Mutex(MultiHandle(pointer: handle))
+        self.share = share
         self.sockets = sockets
         self.policy = policy
+    }
+
+    /// A new multi handle set up for `policy`.
+    private static func multi(_ policy: TransportPolicy) throws(DownloadError) -> UnsafeMutableRawPointer {
+        guard let handle = curl_multi_init() else { throw CurlGlobal.outOfMemory("a transfer loop") }
         let code = ccurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, policy.pipelining)
-        // Fully initialised by now: a throw runs `deinit`, which cleans up.
-        guard code == CURLM_OK else { throw Self.failure(code, "setting up a transfer loop") }
+        guard code == CURLM_OK else {
+            curl_multi_cleanup(handle)
+            throw Self.failure(code, "setting up a transfer loop")
+        }
+        return handle
     }
 
     deinit {
@@ -131,7 +146,23 @@ package final class CurlLoop: CancellationWaker, @unchecked Sendable {
 
     /// Interrupts a wait in progress; safe from any thread.
     package func wakeup() {
-        curl_multi_wakeup(handle)
+        wakeTarget.withLock { _ = curl_multi_wakeup($0.pointer) }
+    }
+
+    /// Closes the connections idle in the cache, so that they hold no place in a connection
+    /// budget while this loop has nothing to run (libcurl has no call for it: the multi handle is
+    /// replaced by a new one, and the old one cleaned up). TLS sessions and DNS answers stay in
+    /// the ``share``. `false`, nothing changed, while a request is in the loop or when no new
+    /// handle could be made. On the loop's thread, between rounds.
+    package func closeIdleConnections() -> Bool {
+        guard requests.isEmpty, let fresh = try? Self.multi(policy) else { return false }
+        let old = handle
+        wakeTarget.withLock { $0 = MultiHandle(pointer: fresh) }
+        handle = fresh
+        curl_multi_cleanup(old)
+        // A wakeup sent to the old handle since the last wait is not lost.
+        curl_multi_wakeup(fresh)
+        return true
     }
 
     /// Drives the requests until `client` says ``Next/done``; a cancelled `cancellation` ends it

@@ -73,6 +73,9 @@ package final class ConnectionBudget: Sendable {
 
     /// Connections in use now.
     package var inUse: Int { state.withLock { $0.inUse } }
+
+    /// Whether a download is waiting for a connection it asked for and did not get.
+    package var isWanted: Bool { state.withLock { !$0.waiting.isEmpty } }
 }
 
 /// The connections one batch worker holds of the budget: one for each TCP connection open
