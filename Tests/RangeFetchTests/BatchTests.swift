@@ -333,9 +333,9 @@ final class BatchConnectionLimitTests {
         #expect(peak <= perHost + 1, "\(peak) TCP connections open at once with a limit of \(perHost)")
     }
 
-    /// `-j` counts the files under way, the lane's and the workers': while two larger files fill
-    /// `-j 2`, the small files after them wait for one to end.
-    @Test func smallFilesWaitForRoomInTheJobs() throws {
+    /// `-j` counts files started, not entries made ready ahead: while two larger files fill
+    /// `-j 2`, the small files after them wait, though the lane has them ready to go.
+    @Test func smallFilesMadeReadyAheadWaitForRoomInTheJobs() throws {
         let large: Int64 = 3 << 20
         let names = ["big0.bin", "big1.bin", "s0.bin", "s1.bin", "s2.bin", "s3.bin"]
         let lines = names.map { name in

@@ -63,8 +63,20 @@ final class BatchRun: Sendable {
     /// Entries the lane handed on, for the workers (``SmallFileLane``).
     let handoff = BatchHandoff()
 
-    /// Files being downloaded now, by the lane or a worker: the lane starts no more than `jobs`.
+    /// Files being downloaded now, by the lane or a worker: the lane starts no more than `jobs`
+    /// (``reserveFile()``).
     let filesActive = Atomic<Int>(0)
+
+    /// Counts one more file under way when fewer than `jobs` are; `false` when `jobs` are.
+    func reserveFile() -> Bool {
+        var current = filesActive.load(ordering: .relaxed)
+        while current < options.jobs {
+            let (exchanged, original) = filesActive.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
 
     /// An entry taken from the feed to be downloaded (not settled by the journal).
     struct Taken: Sendable {
@@ -74,11 +86,14 @@ final class BatchRun: Sendable {
         let key: (key: BatchKey, path: String)?
         /// What the lane's probe answered, when it asked (``SmallFileLane``).
         var answer: Prober.Answer?
-        let began: Double
+        /// When it was taken, and then when it started (``starting(_:)``).
+        var began: Double
     }
 
     /// The next entry to download, in order; those the journal settles on the way are added to
     /// `settled` (and to the results in bunches). `nil` once none is left or the batch is stopped.
+    /// It is listed as under way once it starts (``starting(_:)``): one taken ahead and never
+    /// started (the batch stopped) is left out of the results, as the entries not read.
     func take(settling settled: inout [BatchFileResult]) -> Taken? {
         while !cancellation.isCancelled {
             guard let (index, entry) = feed.next() else { return nil }
@@ -88,11 +103,19 @@ final class BatchRun: Sendable {
                 if settled.count >= Self.settledBunch { add(settled: &settled) }
                 continue
             }
-            results.withLock { $0.running[index] = BatchFileResult(index: index, url: entry.url, status: .notStarted) }
-            emit(.queued(index: index, url: entry.url))
             return Taken(index: index, entry: entry, key: key, answer: nil, began: MonotonicTime.now())
         }
         return nil
+    }
+
+    /// `taken` starts now, or ends before it could: it is listed as under way, said queued, and
+    /// its time counted from here.
+    func starting(_ taken: Taken) -> Taken {
+        var taken = taken
+        taken.began = MonotonicTime.now()
+        results.withLock { $0.running[taken.index] = BatchFileResult(index: taken.index, url: taken.entry.url, status: .notStarted) }
+        emit(.queued(index: taken.index, url: taken.entry.url))
+        return taken
     }
 
     /// Adds files the journal settled to the results, all under one lock: a rerun of a million is
