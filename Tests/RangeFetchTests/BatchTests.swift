@@ -377,6 +377,25 @@ final class BatchConnectionLimitTests {
         let peak = try server.stats().peak_connections
         #expect(peak <= 2 + 1, "\(peak) TCP connections open at once with a limit of 2")
     }
+
+    /// Two hosts in one list (the server as 127.0.0.1, then as localhost): the first host's idle
+    /// connections fill the budget, and the lane's next file, on the other host, waited for a
+    /// place forever. The lane closes them when it has no request in flight.
+    @Test func theLanesNextHostGetsThePlacesOfItsIdleConnections() throws {
+        let names = ["a0.bin", "a1.bin", "b0.bin", "b1.bin"]
+        let lines = names.map { name in
+            let url = server.dataURL(size: 4096, name: name)
+            return (name.hasPrefix("b") ? url.replacingOccurrences(of: "127.0.0.1", with: "localhost") : url) + "\n  out=\(name)"
+        }
+        let path = out.file("hosts.txt")
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try runCLI(["-i", path, "-d", out.file("files"), "-j", "2", "--max-connections", "2", "-q"],
+                                timeoutSeconds: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        for name in names {
+            try server.expectFile(out.file("files/\(name)"), size: 4096, sourceLocation: #_sourceLocation)
+        }
+    }
 }
 
 /// A batch stopped with Ctrl-C tells what it saved, and `-v` works in a batch.

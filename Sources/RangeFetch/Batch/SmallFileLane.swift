@@ -221,14 +221,15 @@ final class SmallFileLane: CurlLoopClient {
         return .wait(milliseconds: blocked ? 5 : 100)
     }
 
-    /// With nothing to run (every file of the jobs under way is a worker's, or the list is slow
-    /// to come), the lane's idle connections are of no use to it, while another file may be
-    /// waiting for their places in the budget: a worker's probe would wait for them forever
-    /// (`-j 2 --max-connections 2`, a larger file, then one whose probe was refused once).
-    /// They are closed and their places given back; the lane opens new ones when it has work.
+    /// With no request in flight, the lane's idle connections may hold places of the budget that
+    /// another file waits for, and wait for them forever:
+    /// - a worker's probe (`-j 2 --max-connections 2`, a larger file, then one whose probe was
+    ///   refused once: every file of the jobs is a worker's, and the lane has nothing to run);
+    /// - the lane's own next file, on another host (two hosts in one list at
+    ///   `--max-connections 2`: the first host's idle connections fill the budget).
+    /// They are closed and their places given back; the lane opens new ones for its next files.
     private func givesBackIdleConnections() {
-        guard flights.isEmpty, waiting == nil, loop.openConnections > 0, run.budget.isWanted,
-              loop.closeIdleConnections() else { return }
+        guard flights.isEmpty, loop.openConnections > 0, run.budget.isWanted, loop.closeIdleConnections() else { return }
         connections.settle(open: loop.openConnections, host: host)
     }
 
