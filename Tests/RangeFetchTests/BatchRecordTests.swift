@@ -36,6 +36,30 @@ struct BatchRecordTests {
         #expect(try JSONDecoder().decode(BatchRecord.Details.self, from: Data(details.json.utf8)) == details)
     }
 
+    /// The line is built in one buffer: byte for byte the line as the format says, built from
+    /// strings, for keys and numbers at their extremes and details that need escaping.
+    @Test(arguments: [
+        record,
+        BatchRecord(key: BatchKey(high: 0, low: 1), stamp: FileStamp(size: 0, modifiedNanoseconds: -1, changedNanoseconds: 0, inode: 0, device: 0),
+                    details: .init(url: "", path: "", etag: nil, lastModified: nil, digests: [])),
+        BatchRecord(key: BatchKey(high: .max, low: 0x0123_4567_89ab_cdef),
+                    stamp: FileStamp(size: .max, modifiedNanoseconds: .min, changedNanoseconds: .max, inode: .max, device: .max),
+                    details: .init(url: "http://h/\u{1}\"", path: "é日本😀", etag: "W/\"x\"", lastModified: nil, digests: ["md5=ff", "sha256=00"])),
+    ])
+    func theLineIsTheFormatsLine(_ record: BatchRecord) {
+        func hex(_ word: UInt64) -> String {
+            let digits = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        let stamp = record.stamp
+        let rest = Array("rfb1 \(hex(record.key.high))\(hex(record.key.low)) \(stamp.size) \(stamp.modifiedNanoseconds) \(stamp.changedNanoseconds) \(stamp.inode) \(stamp.device) \(record.details.json)".utf8)
+        let digest = Digest(.sha256)
+        digest.update(rest)
+        #expect(record.line == Array(digest.finalize().hex.utf8) + [UInt8(ascii: " ")] + rest + [UInt8(ascii: "\n")])
+        #expect(record.key.hex == hex(record.key.high) + hex(record.key.low))
+        #expect(BatchRecord.decode(record.line.dropLast()) == record)
+    }
+
     @Test func aRecordIsOneLineWithoutSecrets() {
         let text = String(decoding: Self.record.line, as: UTF8.self)
         #expect(text.filter { $0 == "\n" }.count == 1 && text.hasSuffix("\n"))

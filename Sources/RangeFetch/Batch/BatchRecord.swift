@@ -28,7 +28,22 @@ struct BatchKey: Hashable, Sendable {
     }
 
     /// 32 hex digits, as in the journal.
-    var hex: String { Self.hex(high) + Self.hex(low) }
+    var hex: String {
+        var bytes: [UInt8] = []
+        writeHex(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends ``hex``'s bytes to `bytes`.
+    func writeHex(into bytes: inout [UInt8]) {
+        for word in [high, low] {
+            for shift in stride(from: 60, through: 0, by: -4) {
+                bytes.append(Self.hexDigits[Int(word >> UInt64(shift) & 0xF)])
+            }
+        }
+    }
 
     init?(hex: Substring) {
         guard hex.utf8.count == 32, let high = UInt64(hex.prefix(16), radix: 16),
@@ -38,11 +53,6 @@ struct BatchKey: Hashable, Sendable {
 
     private static func word(_ bytes: [UInt8], _ start: Int) -> UInt64 {
         bytes[start..<start + 8].reduce(0) { $0 << 8 | UInt64($1) }
-    }
-
-    private static func hex(_ word: UInt64) -> String {
-        let digits = String(word, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
 
@@ -110,19 +120,64 @@ struct BatchRecord: Equatable, Sendable {
         /// The details as one JSON object, keys sorted, absent ones left out (as `JSONEncoder`
         /// with `.sortedKeys` writes them, without its cost: a list's every file writes one).
         var json: String {
-            var text = "{\"digests\":[" + digests.map(JSONObject.quote).joined(separator: ",") + "]"
-            if let etag { text += ",\"etag\":" + JSONObject.quote(etag) }
-            if let lastModified { text += ",\"last_modified\":" + JSONObject.quote(lastModified) }
-            return text + ",\"path\":" + JSONObject.quote(path) + ",\"url\":" + JSONObject.quote(url) + "}"
+            var bytes: [UInt8] = []
+            write(into: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+
+        /// Appends ``json``'s bytes to `bytes`.
+        func write(into bytes: inout [UInt8]) {
+            func field(_ key: StaticString, _ value: String, first: Bool = false) {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(UInt8(ascii: "\""))
+                bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+                bytes.append(contentsOf: "\":".utf8)
+                JSONObject.quote(value, into: &bytes)
+            }
+            bytes.append(contentsOf: "{\"digests\":[".utf8)
+            for (index, digest) in digests.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                JSONObject.quote(digest, into: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
+            if let etag { field("etag", etag) }
+            if let lastModified { field("last_modified", lastModified) }
+            field("path", path)
+            field("url", url)
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
     static let tag = "rfb1"
 
-    /// The record as one line, ending in a newline.
+    /// The record as one line, ending in a newline: built in one buffer, its checksum written
+    /// into the room left for it (a list's every file writes one: 20,000 files of 4 KiB to tmpfs
+    /// spent 4 % of their CPU time here when it was built from strings).
     var line: [UInt8] {
-        let rest = Array("\(Self.tag) \(key.hex) \(stamp.size) \(stamp.modifiedNanoseconds) \(stamp.changedNanoseconds) \(stamp.inode) \(stamp.device) \(details.json)".utf8)
-        return Array(Self.checksum(rest[...]).utf8) + [UInt8(ascii: " ")] + rest + [UInt8(ascii: "\n")]
+        let space = UInt8(ascii: " ")
+        var bytes = [UInt8](repeating: space, count: 65)
+        bytes.reserveCapacity(256 + details.url.utf8.count + details.path.utf8.count)
+        bytes.append(contentsOf: Self.tag.utf8)
+        bytes.append(space)
+        key.writeHex(into: &bytes)
+        for number in [stamp.size, stamp.modifiedNanoseconds, stamp.changedNanoseconds] {
+            bytes.append(space)
+            bytes.append(contentsOf: String(number).utf8)
+        }
+        for number in [stamp.inode, stamp.device] {
+            bytes.append(space)
+            bytes.append(contentsOf: String(number).utf8)
+        }
+        bytes.append(space)
+        details.write(into: &bytes)
+        let digest = Digest(.sha256)
+        bytes[65...].withUnsafeBytes { digest.update($0) }
+        for (index, byte) in digest.finalize().bytes.enumerated() {
+            bytes[2 * index] = BatchKey.hexDigits[Int(byte >> 4)]
+            bytes[2 * index + 1] = BatchKey.hexDigits[Int(byte & 0xF)]
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 
     /// The key and stamp of a line (without its newline), or `nil` when its checksum or fixed

@@ -16,10 +16,7 @@ import Synchronization
 /// that cannot be read this way), `s3://` objects, mirrors, pieces, speed limits, standard output,
 /// and a file or `NAME.part` already at the name.
 ///
-/// What a file that came whole gets is what ``DownloadSession`` gives it: the same checks of the
-/// answer, a new `NAME.part` (never an existing one, never through a link), its digests checked
-/// from memory, synced before its rename, the rename's directory synced, then the journal's
-/// record and `finished`.
+/// What a file that came whole gets is what ``DownloadSession`` gives it (``LaneLanding``).
 ///
 /// 20,000 files of 4 KiB from a local nginx to tmpfs at `-j 16`: see docs/CHANGES.md.
 final class SmallFileLane: CurlLoopClient {
@@ -203,12 +200,20 @@ final class SmallFileLane: CurlLoopClient {
         for request in finished {
             guard let flight = flights.removeValue(forKey: request.token) else { continue }
             connections.release(host: flight.host)
-            land(flight, result: request.result)
+            land(flight, result: request.result, now: now)
         }
         if !finished.isEmpty { connections.settle(open: loop.openConnections, host: host) }
         givesBackIdleConnections()
         // Entries for the room the ended requests left, asked now: the feed wakes the loop.
         askFeed()
+        let next = next()
+        // Files handed to the commit line wake it in groups; the loop comes back when they are due.
+        guard let due = commits.wakeIfDue(now: now, laneIdle: flights.isEmpty || next == .done),
+              case .wait(let milliseconds) = next else { return next }
+        return .wait(milliseconds: min(milliseconds, Int32(max(0, (due - now) * 1000).rounded(.up))))
+    }
+
+    private func next() -> CurlLoop.Next {
         if exhausted && flights.isEmpty && waiting == nil { return .done }
         let room = hasRoom && run.filesActive.load(ordering: .relaxed) < run.options.jobs
         if waiting == nil, room, !ready.isEmpty { return .wait(milliseconds: 0) }
@@ -240,11 +245,13 @@ final class SmallFileLane: CurlLoopClient {
     }
 
     /// Asks the feed for as many entries as the lane's share of the jobs holds (its requests,
-    /// entries ready and entries asked), and ``lookahead`` times as many more.
+    /// entries ready and entries asked), and ``lookahead`` times as many more: in batches of half
+    /// its share, so that the feed's thread wakes once for several (a wake an entry cost a context
+    /// switch each), unless the lane has none ready or coming.
     private func askFeed() {
         guard !exhausted else { return }
         let count = capacity * (1 + Self.lookahead) - flights.count - ready.count - asked
-        if count > 0 {
+        if count > 0, count >= max(1, capacity / 2) || ready.count + asked == 0 {
             feed.ask(count)
             asked += count
         }
@@ -308,84 +315,10 @@ final class SmallFileLane: CurlLoopClient {
         }
     }
 
-    /// What to do with a probe that ended: the file written when it came whole, else the entry
-    /// handed on (with the answer) or its failure reported.
-    private func land(_ flight: Flight, result: CURLcode) {
-        let prober = Prober(request: flight.options.request, cancellation: run.cancellation, loop: loop,
-                            names: flight.options.nameSource)
-        let answer: Prober.Answer?
-        do {
-            answer = try prober.answer(flight.exchange, result: result)
-        } catch where error.isTransient {
-            // The workers' probe retries it, with the retry policy's waits.
-            run.handoff.add(flight.taken)
-            return
-        } catch {
-            end(flight.taken, .failure(error))
-            return
-        }
-        var taken = flight.taken
-        taken.answer = answer
-        guard let answer, write(answer, of: flight, taken: taken) else {
-            run.handoff.add(taken)
-            return
-        }
-    }
-
-    /// Hands a file that came whole to the commit line, which writes it to a new `NAME.part`;
-    /// `false` when the answer asks for the usual path, which then says what is wrong.
-    /// - Parameter taken: the flight's entry, with the answer (for the usual path, if it comes to that).
-    private func write(_ answer: Prober.Answer, of flight: Flight, taken: BatchRun.Taken) -> Bool {
-        let remote = answer.remote
-        let options = flight.options
-        let url = flight.source.requestURL
-        guard answer.isWhole, remote.isSegmentable, remote.compositeChecksums == nil,
-              remote.describedBy == nil || !options.verifyAdvertisedDigests,
-              options.expectedSize.map({ $0 == remote.size }) ?? true,
-              remote.redirectedTo.map({ !SourceAddress.downgradesToPlainHTTP(from: url, to: $0) }) ?? true,
-              OutputPaths.path(options.destination, suggestedName: remote.suggestedName) == flight.final,
-              run.claims.claim(flight.final, by: flight.taken.index) == nil else { return false }
-        // A digest that does not match is said, and the bytes kept aside, by the usual path.
-        let expected = options.expectedDigests(for: remote)
-        var verified: [DigestValue] = []
-        if !expected.isEmpty {
-            let digests = MultiDigest(expected.map(\.0.algorithm))
-            answer.prefix.withUnsafeBytes { digests.update($0) }
-            verified = digests.finalize()
-            guard (try? DigestCheck.compare(expected: expected, actual: verified, path: flight.final)) != nil else { return false }
-        }
-        let run = self.run
-        let place = WholeFile(final: flight.final, bytes: answer.prefix, directory: flight.directory,
-                              privateMode: options.request.carriesCredentials(for: url))
-        commits.add(to: place.final, bytes: answer.prefix.count) {
-            guard let file = place.write() else {
-                // Something at the name, or a write that failed: the usual path says what.
-                run.filesActive.add(1, ordering: .relaxed)
-                run.handoff.add(taken)
-                return nil
-            }
-            run.emit(.file(index: taken.index, .probed(remote)))
-            run.emit(.file(index: taken.index, .started(DownloadStart(path: place.final, totalBytes: place.size,
-                                                                      resumedBytes: 0, segments: 1, connections: 1,
-                                                                      segmented: false, adaptive: false))))
-            for (want, source) in expected { run.emit(.file(index: taken.index, .verified(want, source: source))) }
-            return file
-        } done: { [verified] file, failure in
-            file.close()
-            if let failure {
-                run.finish(taken, outcome: .failure(failure), path: place.final)
-                return
-            }
-            // Stale, as a small file's on the usual path.
-            JournalStore(path: OutputPaths(chosen: place.final).journal).remove()
-            let summary = DownloadSummary(path: place.final, bytes: place.size, transferredBytes: place.size, resumedBytes: 0,
-                                          elapsedSeconds: MonotonicTime.now() - taken.began, verified: verified,
-                                          alreadyComplete: false, segmented: false, verificationSeconds: nil)
-            run.finish(taken, outcome: .success(summary), validators: (remote.etag, remote.lastModified))
-        }
-        // Fetched: the next file may start; its report follows the sync.
-        run.filesActive.subtract(1, ordering: .relaxed)
-        return true
+    /// What to do with a probe that ended (``LaneLanding``): the file written when it came whole,
+    /// else the entry handed on (with the answer) or its failure reported.
+    private func land(_ flight: Flight, result: CURLcode, now: Double) {
+        LaneLanding(flight: flight, result: result, run: run, loop: loop).land(on: commits, now: now)
     }
 
     /// Reports `taken`'s end here (a failure the workers would only repeat).
@@ -407,37 +340,5 @@ final class SmallFileLane: CurlLoopClient {
             end(flight.taken, .failure(error))
             waiting = nil
         }
-    }
-}
-
-/// A file that came whole, to be written to a new `NAME.part` beside its final path.
-private struct WholeFile: Sendable {
-    let final: String
-    let bytes: [UInt8]
-    /// The directory it goes into, held open.
-    let directory: DirectoryHandle?
-    /// Created readable by its owner only until it is complete (a download with credentials).
-    let privateMode: Bool
-
-    var size: Int64 { Int64(bytes.count) }
-
-    /// Creates `NAME.part` (never an existing one, never through a link), locks and writes it;
-    /// `nil`, nothing left behind, when it cannot.
-    func write() -> PartialFile? {
-        let partial = OutputPaths(chosen: final).partial
-        guard let file = try? PartialFile(path: partial, privateMode: privateMode, in: directory) else { return nil }
-        guard file.created, (try? file.tryLock()) == true else {
-            file.close()
-            return nil
-        }
-        do throws(SystemCallError) {
-            try bytes.withUnsafeBytes { raw in Result { () throws(SystemCallError) in try file.write(raw, at: 0) } }.get()
-            if privateMode { try file.restoreUsualMode() }
-        } catch {
-            file.close()
-            FileSystem.remove(partial)
-            return nil
-        }
-        return file
     }
 }

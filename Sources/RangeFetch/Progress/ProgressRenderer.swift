@@ -281,6 +281,17 @@ struct JSONObject {
 
     var text: String { "{" + fields.joined(separator: ",") + "}" }
 
+    /// Appends ``quote(_:)``'s bytes to `bytes`; text with nothing to escape is copied whole.
+    static func quote(_ text: String, into bytes: inout [UInt8]) {
+        if text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: quote(text).utf8)
+        } else {
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: text.utf8)
+            bytes.append(UInt8(ascii: "\""))
+        }
+    }
+
     static func quote(_ text: String) -> String {
         // Most text has nothing to escape: copied whole, not a scalar at a time.
         if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {

@@ -106,17 +106,23 @@ package enum FileSystem {
         unlink(path)
     }
 
-    /// The directory part of `path` (`.` for a bare name).
+    /// The directory part of `path` (`.` for a bare name). Slashes are found as the kernel finds
+    /// them, byte by byte (a `/` followed by a combining mark is one `Character`, and still a
+    /// separator), and without the cost of `Character`s: a list's every file asks.
     package static func directoryName(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
+        guard let slash = lastSlash(path) else { return "." }
         if slash == path.startIndex { return "/" }
-        return String(path[..<slash])
+        return String(path.utf8[..<slash])!
     }
 
     /// The last component of `path` (`path` itself when it has no slash).
     package static func baseName(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        guard let slash = lastSlash(path) else { return path }
+        return String(path.utf8[path.utf8.index(after: slash)...])!
+    }
+
+    private static func lastSlash(_ path: String) -> String.Index? {
+        path.utf8.lastIndex(of: UInt8(ascii: "/"))
     }
 
     /// Checks that `directory` exists, is a directory and is writable by this process.
