@@ -74,10 +74,7 @@ struct LaneLanding {
         let checked = verified
         let place = WholeFile(final: flight.final, bytes: answer.prefix, directory: flight.directory,
                               privateMode: options.request.carriesCredentials(for: url))
-        // The request (its libcurl handle, its buffers) is let go on the line's thread too.
-        let request = Retired(flight: flight)
         commits.add(to: place.final, bytes: answer.prefix.count, now: now) {
-            withExtendedLifetime(request) {}
             guard let file = place.write() else {
                 // Something at the name, or a write that failed: the usual path says what.
                 run.filesActive.add(1, ordering: .relaxed)
@@ -104,13 +101,6 @@ struct LaneLanding {
             }
         }
         return true
-    }
-
-    /// A request that ended, held until the commit line lets it go: the lane's thread does not
-    /// pay for freeing it (its libcurl handle's cleanup was a twentieth of that thread's time,
-    /// 20,000 files of 4 KiB to tmpfs).
-    private struct Retired: @unchecked Sendable {
-        let flight: SmallFileLane.Flight
     }
 }
 

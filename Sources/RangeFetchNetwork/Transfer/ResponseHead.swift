@@ -72,6 +72,9 @@ package struct ResponseHead: Sendable {
             }
             : String(decoding: rawName, as: UTF8.self).lowercased()
         let value = String(decoding: Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])), as: UTF8.self)
+        // Room for a usual head's fields at once, not grown field by field (a list of small
+        // files reads a head per file).
+        if fields.isEmpty { fields.reserveCapacity(12) }
         if let existing = fields[name] {
             fields[name] = existing + ", " + value
         } else {
