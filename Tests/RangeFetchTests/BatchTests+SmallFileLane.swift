@@ -102,4 +102,33 @@ extension BatchTests {
         let connections = Set(small.map(\.connection))
         #expect(connections.count < 16, "\(connections.count) connections for \(count) small files at -j 16")
     }
+
+    /// Over HTTP/2 the lane's requests share one connection per host, and it stays open idle: two
+    /// hosts in one list at `--max-connections 1` (the server as 127.0.0.1, then as localhost).
+    /// The first host's idle connection holds the budget's place the second host's files wait for;
+    /// the lane closes it when it has no request in flight (over HTTP/1.1, two connections:
+    /// `BatchConnectionLimitTests.theLanesNextHostGetsThePlacesOfItsIdleConnections`). Without the
+    /// fix (e10007c) it timed out at 60 s, 2 runs of 2; at `--max-connections 2` it passed without
+    /// it, the one connection leaving the second place free.
+    @Test func overHTTP2TheNextHostGetsThePlacesOfIdleConnections() throws {
+        let keys = try TemporaryDirectory("rf-keys")
+        let certificate = try selfSignedCertificate(in: keys)
+        let tls = try NginxServer(docroot: www.path, certificate: certificate, http2: true)
+        defer { tls.stop() }
+        let names = ["a0.bin", "a1.bin", "a2.bin", "b0.bin", "b1.bin", "b2.bin"]
+        var sources: [String: String] = [:]
+        for name in names { sources[name] = try www.randomFile(name, size: 4096) }
+        let lines = names.map { name in
+            "https://\(name.hasPrefix("b") ? "localhost" : "127.0.0.1"):\(tls.tlsPort ?? 0)/\(name)"
+        }
+        let path = try list("hosts-h2.txt", lines)
+        let result = try runCLI(["-i", path, "-d", out.path, "-j", "2", "--max-connections", "1", "--cacert", certificate.cert, "-q"],
+                                timeoutSeconds: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        for name in names {
+            #expect(try Checksums.sha256sum(out.file(name)) == Checksums.sha256sum(sources[name] ?? ""), "\(name)")
+        }
+        let log = tls.tlsAccessLog()
+        #expect(log.count == names.count && log.allSatisfy { $0.protocolName == "HTTP/2.0" }, "\(log.map(\.protocolName))")
+    }
 }

@@ -180,12 +180,13 @@ final class NginxServer {
     }
 }
 
-/// A self-signed certificate for 127.0.0.1 (PEM paths), made by `openssl req` in `directory`.
+/// A self-signed certificate for 127.0.0.1 and localhost (PEM paths), made by `openssl req` in
+/// `directory`.
 func selfSignedCertificate(in directory: TemporaryDirectory) throws -> (cert: String, key: String) {
     let cert = directory.file("cert.pem"), key = directory.file("key.pem")
     let result = try TestProcess.run("/usr/bin/openssl", [
         "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
+        "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", key, "-out", cert,
     ])
     guard result.status == 0 else { throw TestFailure("openssl req failed: \(result.stderr)") }
     return (cert, key)
