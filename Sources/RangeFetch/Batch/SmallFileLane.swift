@@ -250,11 +250,18 @@ final class SmallFileLane: CurlLoopClient {
     /// switch each), unless the lane has none ready or coming.
     private func askFeed() {
         guard !exhausted else { return }
-        let count = capacity * (1 + Self.lookahead) - flights.count - ready.count - asked
-        if count > 0, count >= max(1, capacity / 2) || ready.count + asked == 0 {
+        let count = Self.entriesToAsk(capacity: capacity, flights: flights.count, ready: ready.count, asked: asked)
+        if count > 0 {
             feed.ask(count)
             asked += count
         }
+    }
+
+    /// How many entries to ask the feed for now (``askFeed()``): 0 until the lane lacks half its
+    /// share, unless it has none ready or coming.
+    static func entriesToAsk(capacity: Int, flights: Int, ready: Int, asked: Int) -> Int {
+        let count = capacity * (1 + lookahead) - flights - ready - asked
+        return count > 0 && (count >= max(1, capacity / 2) || ready + asked == 0) ? count : 0
     }
 
     /// `taken` made ready to start (on the feed's thread): its probe, or the workers' when the lane

@@ -283,7 +283,7 @@ struct JSONObject {
 
     /// Appends ``quote(_:)``'s bytes to `bytes`; text with nothing to escape is copied whole.
     static func quote(_ text: String, into bytes: inout [UInt8]) {
-        if text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if needsEscaping(text) {
             bytes.append(contentsOf: quote(text).utf8)
         } else {
             bytes.append(UInt8(ascii: "\""))
@@ -292,9 +292,14 @@ struct JSONObject {
         }
     }
 
+    /// Whether `text` holds a control character, a quote or a backslash.
+    private static func needsEscaping(_ text: String) -> Bool {
+        text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+    }
+
     static func quote(_ text: String) -> String {
         // Most text has nothing to escape: copied whole, not a scalar at a time.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if !needsEscaping(text) {
             return "\"" + text + "\""
         }
         var result = "\""
